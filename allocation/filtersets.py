@@ -1,0 +1,73 @@
+"""One filter class per model, shared by the HTML pages and the API."""
+
+from __future__ import annotations
+
+from django import forms
+from django_filters import rest_framework as filters
+
+from allocation.models import Job, JobStatus, Machine, Node, NodeState
+from hxportal.api.filters import HostlistFilter
+
+
+class CoordsFormField(forms.CharField):
+    """``3,4`` -> ``[3, 4]``: the switch coordinates, one integer per dimension."""
+
+    def clean(self, value):
+        value = super().clean(value)
+        if not value:
+            return None
+        try:
+            coords = [int(part) for part in value.split(",")]
+        except ValueError as exc:
+            raise forms.ValidationError("use comma-separated integers, e.g. 3,4") from exc
+        if len(coords) > 8 or any(c < 0 or c > 4096 for c in coords):
+            raise forms.ValidationError("coordinates out of range")
+        return coords
+
+
+class CoordsFilter(filters.Filter):
+    field_class = CoordsFormField
+
+    def filter(self, qs, value):
+        if value is None:
+            return qs
+        return qs.filter(coords=value)
+
+
+class MachineFilterSet(filters.FilterSet):
+    name = filters.CharFilter(lookup_expr="icontains", max_length=64)
+
+    class Meta:
+        model = Machine
+        fields = ["name"]
+
+
+class NodeFilterSet(filters.FilterSet):
+    machine = filters.CharFilter(field_name="machine__name", max_length=64)
+    state = filters.MultipleChoiceFilter(choices=NodeState.choices)
+    hostlist = HostlistFilter(field_name="hostname", max_length=100_000)
+    switch = filters.NumberFilter(field_name="switch", min_value=0, max_value=1 << 40)
+    coords = CoordsFilter(max_length=200)
+    allocated = filters.BooleanFilter(method="filter_allocated")
+
+    class Meta:
+        model = Node
+        fields = ["machine", "state", "hostlist", "switch", "coords", "allocated"]
+
+    def filter_allocated(self, queryset, name, value):
+        if value is None:
+            return queryset
+        return queryset.filter(allocations__released_at__isnull=True).distinct() if value else \
+            queryset.exclude(allocations__released_at__isnull=True)
+
+
+class JobFilterSet(filters.FilterSet):
+    machine = filters.CharFilter(field_name="machine__name", max_length=64)
+    status = filters.MultipleChoiceFilter(choices=JobStatus.choices)
+    external_id = filters.CharFilter(max_length=64)
+    policy = filters.CharFilter(max_length=32)
+    owner = filters.CharFilter(field_name="owner__username", max_length=150)
+
+    class Meta:
+        model = Job
+        fields = ["machine", "status", "external_id", "policy", "owner"]

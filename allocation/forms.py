@@ -1,0 +1,33 @@
+"""Forms for the pages; they validate input, services do the writing."""
+
+from __future__ import annotations
+
+from django import forms
+
+from allocation.models import NodeState
+from hxportal import hostlists
+
+
+class NodeStateForm(forms.Form):
+    hostlist = forms.CharField(max_length=hostlists.MAX_HOSTLIST_CHARS,
+                               widget=forms.TextInput(attrs={"placeholder": "hx[001-008]"}))
+    state = forms.ChoiceField(choices=NodeState.choices)
+    reason = forms.CharField(max_length=255, required=False)
+
+
+class MachineForm(forms.Form):
+    name = forms.CharField(max_length=64)
+    sides = forms.CharField(max_length=64, help_text="e.g. 8,8 or 16,16,16")
+    concentration = forms.IntegerField(min_value=1, max_value=4096)
+    hostname_pattern = forms.CharField(max_length=128, required=False,
+                                       help_text="e.g. hx{n:03d}; blank for NAME{n}")
+    hostlist = forms.CharField(max_length=hostlists.MAX_HOSTLIST_CHARS, required=False,
+                               help_text="or a Slurm hostlist, e.g. hx[001-512]")
+    description = forms.CharField(max_length=255, required=False)
+
+    def clean_sides(self) -> list[int]:
+        raw = self.cleaned_data["sides"]
+        try:
+            return [int(part) for part in raw.replace("x", ",").split(",") if part.strip()]
+        except ValueError as exc:
+            raise forms.ValidationError("use integers separated by commas, e.g. 8,8") from exc

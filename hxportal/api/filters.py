@@ -1,0 +1,50 @@
+"""Filtering shared by API and pages: strict query parameters and hostlist fields."""
+
+from __future__ import annotations
+
+from django import forms
+from django_filters import rest_framework as filters
+from rest_framework.exceptions import ValidationError
+
+from hxportal import hostlists
+
+ALWAYS_ALLOWED = {"limit", "offset", "format", "page"}
+
+
+class HostlistFormField(forms.CharField):
+    """A form field that accepts a hostlist and cleans to the list of hostnames."""
+
+    def clean(self, value):
+        value = super().clean(value)
+        if not value:
+            return None
+        try:
+            return hostlists.expand(value)
+        except hostlists.HostlistError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+
+
+class HostlistFilter(filters.Filter):
+    """``?hostlist=hx[001-016]`` filters on hostname membership."""
+
+    field_class = HostlistFormField
+
+    def filter(self, qs, value):
+        if not value:
+            return qs
+        return qs.filter(**{f"{self.field_name}__in": value})
+
+
+class StrictFilterBackend(filters.DjangoFilterBackend):
+    """Reject query parameters the view does not understand (a typo is not 'no filter')."""
+
+    def filter_queryset(self, request, queryset, view):
+        filterset_class = self.get_filterset_class(view, queryset)
+        allowed = set(ALWAYS_ALLOWED)
+        if filterset_class is not None:
+            allowed |= set(filterset_class.base_filters)
+        allowed |= set(getattr(view, "extra_query_params", ()))
+        unknown = sorted(set(request.query_params) - allowed)
+        if unknown:
+            raise ValidationError({name: ["unknown query parameter"] for name in unknown})
+        return super().filter_queryset(request, queryset, view)

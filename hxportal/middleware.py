@@ -1,0 +1,51 @@
+"""Request-wide guards: body size, sign-in for pages, security headers."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth.middleware import LoginRequiredMiddleware
+from django.http import JsonResponse
+
+
+class BodySizeLimitMiddleware:
+    """Answer 413 before reading a body larger than ``HX_MAX_BODY_BYTES``."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        raw = request.META.get("CONTENT_LENGTH") or "0"
+        try:
+            length = int(raw)
+        except ValueError:
+            return JsonResponse({"detail": "Content-Length is not a number."}, status=400)
+        limit = settings.HX_MAX_BODY_BYTES
+        if length > limit:
+            return JsonResponse(
+                {"detail": f"Request body of {length} bytes exceeds the limit of {limit} bytes."},
+                status=413)
+        return self.get_response(request)
+
+
+class PagesLoginRequiredMiddleware(LoginRequiredMiddleware):
+    """Every page needs a signed-in user; the API answers 401 itself (DRF)."""
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        if request.path_info.startswith("/api/"):
+            return None
+        return super().process_view(request, view_func, view_args, view_kwargs)
+
+
+class SecurityHeadersMiddleware:
+    """Content-Security-Policy without inline scripts, and a strict Permissions-Policy."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        response.headers.setdefault("Content-Security-Policy", settings.HX_CSP)
+        response.headers.setdefault("Permissions-Policy",
+                                    "camera=(), microphone=(), geolocation=()")
+        response.headers.setdefault("Cross-Origin-Opener-Policy", "same-origin")
+        return response

@@ -1,0 +1,22 @@
+"""Top-level URLs: pages, the v1 API, its schema and docs (served locally)."""
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+
+from hxportal.views import RateLimitedLoginView
+
+api_v1 = [
+    path("", include("allocation.api.urls")),
+]
+
+urlpatterns = [
+    path("login/", RateLimitedLoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+    path("api/v1/", include((api_v1, "api"))),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
+    path("", include("allocation.urls")),
+]

@@ -1,0 +1,80 @@
+"""Shared fixtures: users per role, token-authenticated API clients, a small machine.
+
+Tests that need a service (PostgreSQL, Chromium) skip with a reason when it is
+missing, except in CI (CI=true), where a missing service is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from allocation import services
+from hxportal import services as accounts
+from hxportal.roles import Role
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+CHROMIUM = "/usr/bin/chromium"
+
+
+def skip_or_fail(reason: str) -> None:
+    if IN_CI:
+        pytest.fail(f"required in CI: {reason}")
+    pytest.skip(reason)
+
+
+def pytest_runtest_setup(item):
+    if item.get_closest_marker("browser") and not shutil.which(CHROMIUM):
+        skip_or_fail(f"{CHROMIUM} is not installed (apt-get install -y chromium)")
+
+
+@pytest.fixture
+def on_postgres(db):
+    if connection.vendor != "postgresql":
+        skip_or_fail("needs PostgreSQL: run with DATABASE_URL=postgres://...")
+
+
+@pytest.fixture
+def make_user(db):
+    def make(username: str, role: str = Role.VIEWER,
+             password: str = "pw-12345-secret"):  # noqa: S107
+        user, _ = accounts.upsert_user(username, role, password=password)
+        return user
+    return make
+
+
+@pytest.fixture
+def users(make_user):
+    return {
+        "viewer": make_user("viewer", Role.VIEWER),
+        "operator": make_user("operator", Role.OPERATOR),
+        "operator2": make_user("operator2", Role.OPERATOR),
+        "admin": make_user("admin", Role.ADMIN),
+    }
+
+
+@pytest.fixture
+def api(users):
+    """``api("operator")`` is an APIClient carrying that user's token; ``api(None)`` anonymous."""
+    clients = {}
+
+    def client_for(role: str | None) -> APIClient:
+        if role not in clients:
+            client = APIClient()
+            if role is not None:
+                key = accounts.issue_token(users[role], "test")
+                client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+            clients[role] = client
+        return clients[role]
+    return client_for
+
+
+@pytest.fixture
+def machine(db):
+    """A 4x4 HyperX with c = 4: 64 nodes named n01..n64."""
+    return services.create_machine(name="m4", sides=[4, 4], concentration=4,
+                                   hostname_pattern="n{n:02d}")
