@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.core.cache import cache
@@ -10,8 +11,6 @@ from django.http import HttpResponse
 from django.utils.decorators import method_decorator
 
 from hxportal.roles import Role, role_at_least
-
-LOGIN_ATTEMPTS_PER_MINUTE = 10
 
 
 class RoleRequiredMixin:
@@ -31,15 +30,19 @@ def _client_address(request) -> str:
 
 @method_decorator(login_not_required, name="dispatch")
 class RateLimitedLoginView(auth_views.LoginView):
-    """Django's login view with a per-address limit on POSTs."""
+    """Django's login view, refusing an address after too many failed attempts a minute."""
 
     def post(self, request, *args, **kwargs):
-        key = f"login-attempts:{_client_address(request)}"
-        attempts = cache.get_or_set(key, 0, timeout=60)
-        if attempts >= LOGIN_ATTEMPTS_PER_MINUTE:
-            return HttpResponse("Too many sign-in attempts; wait a minute.", status=429)
-        try:
-            cache.incr(key)
-        except ValueError:
-            cache.set(key, 1, timeout=60)
+        key = f"login-failures:{_client_address(request)}"
+        if cache.get(key, 0) >= settings.HX_LOGIN_FAILURES_PER_MINUTE:
+            return HttpResponse("Too many failed sign-in attempts; wait a minute.", status=429)
         return super().post(request, *args, **kwargs)
+
+    def form_invalid(self, form):
+        key = f"login-failures:{_client_address(self.request)}"
+        if cache.add(key, 1, timeout=60) is False:
+            try:
+                cache.incr(key)
+            except ValueError:
+                cache.set(key, 1, timeout=60)
+        return super().form_invalid(form)

@@ -32,6 +32,16 @@ def pytest_runtest_setup(item):
         skip_or_fail(f"{CHROMIUM} is not installed (apt-get install -y chromium)")
 
 
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    """Rate-limit counters and cached answers never leak from one test to the next."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
 @pytest.fixture
 def on_postgres(db):
     if connection.vendor != "postgresql":

@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _manage(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
     full_env = {k: v for k, v in os.environ.items()
-                if k not in {"SECRET_KEY", "DATABASE_URL", "ALLOWED_HOSTS"}}
+                if k not in {"SECRET_KEY", "DATABASE_URL", "ALLOWED_HOSTS",
+                             "DJANGO_ALLOW_ASYNC_UNSAFE"}}
     full_env.update(env)
     return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=full_env,
                           capture_output=True, text=True, timeout=120)
