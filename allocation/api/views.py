@@ -7,7 +7,13 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from allocation import queries, services
+from allocation import jobs, queries, services
+from allocation.api.jobs import (
+    CandidateSerializer,
+    CompareSerializer,
+    ComparisonSerializer,
+    PreviewSerializer,
+)
 from allocation.api.serializers import (
     MachineDetailSerializer,
     MachineSerializer,
@@ -32,7 +38,30 @@ class MachineViewSet(viewsets.ModelViewSet):
     filterset_class = MachineFilterSet
     read_role = Role.VIEWER
     write_role = Role.ADMIN
+    action_roles = {"preview": Role.VIEWER, "compare": Role.VIEWER}
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
+
+    @extend_schema(request=PreviewSerializer, responses=CandidateSerializer)
+    @action(detail=True, methods=["post"], filterset_class=None)
+    def preview(self, request, name=None):
+        """The partition a policy would give a job of ``size`` nodes now (nothing stored)."""
+        data = _valid(PreviewSerializer, request)
+        candidate = jobs.propose(self.get_object(), data["policy"], data["size"], data["seed"])
+        if candidate.error:
+            return Response({"detail": candidate.error,
+                             "errors": {"size": [candidate.error]}}, status=400)
+        return Response(CandidateSerializer(candidate.as_dict()).data)
+
+    @extend_schema(request=CompareSerializer, responses=ComparisonSerializer)
+    @action(detail=True, methods=["post"], filterset_class=None)
+    def compare(self, request, name=None):
+        """Every policy's candidate partition for ``size`` nodes on the current occupancy."""
+        data = _valid(CompareSerializer, request)
+        machine = self.get_object()
+        candidates = jobs.compare_policies(machine, data["size"], data["seed"])
+        return Response(ComparisonSerializer({
+            "machine": machine.name, "size": data["size"],
+            "candidates": [c.as_dict() for c in candidates]}).data)
 
     def get_serializer_class(self):
         if self.action == "retrieve":
@@ -55,6 +84,12 @@ class MachineViewSet(viewsets.ModelViewSet):
 
     def perform_destroy(self, instance: Machine):
         services.delete_machine(instance)
+
+
+def _valid(serializer_class, request) -> dict:
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
 
 
 class NodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.UpdateModelMixin,

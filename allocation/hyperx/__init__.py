@@ -1,0 +1,23 @@
+"""Pure HyperX allocation core: topology, the seven policies (static and
+online), partition properties and exact partition bandwidth.
+
+No Django, no I/O: stdlib, numpy, scipy, networkx and numba only.
+"""
+
+from .bandwidth import exact_partition_bandwidth
+from .online import AllocationError, allocate
+from .policies import POLICIES, static_partition, static_partitions
+from .properties import PartitionProperties, partition_properties
+from .topology import HyperX
+
+__all__ = [
+    "POLICIES",
+    "AllocationError",
+    "HyperX",
+    "PartitionProperties",
+    "allocate",
+    "exact_partition_bandwidth",
+    "partition_properties",
+    "static_partition",
+    "static_partitions",
+]

@@ -1,0 +1,230 @@
+"""HyperX topology: switches, endpoints, distances, links and minimal paths.
+
+A q-dimensional HyperX of sides ``(n_0, ..., n_{q-1})`` has one switch per
+coordinate vector; two switches are linked when their coordinates differ in
+exactly one dimension (a Hamming graph). Each switch hosts ``concentration``
+endpoints.
+
+Conventions used throughout :mod:`allocation.hyperx`:
+
+* ``switch_index = np.ravel_multi_index(coords, sides)`` (C order), so in 2D
+  coordinate 0 is the row ``sy`` and coordinate 1 the column ``sx``;
+* ``endpoint = switch_index * concentration + local`` with
+  ``0 <= local < concentration``.
+
+Everything is vectorised with numpy: a 16x16x16 machine with c = 16
+(65,536 endpoints) is cheap to describe.
+"""
+
+from __future__ import annotations
+
+import itertools
+import numbers
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+__all__ = ["HyperX"]
+
+
+@lru_cache(maxsize=32)
+def _switch_coords(sides: tuple[int, ...]) -> np.ndarray:
+    coords = np.stack(np.unravel_index(np.arange(int(np.prod(sides))), sides), axis=1)
+    coords = coords.astype(np.int64)
+    coords.setflags(write=False)
+    return coords
+
+
+@lru_cache(maxsize=32)
+def _links(sides: tuple[int, ...]) -> np.ndarray:
+    coords = _switch_coords(sides)
+    n_sw = coords.shape[0]
+    strides = np.array(
+        [int(np.prod(sides[d + 1:])) for d in range(len(sides))], dtype=np.int64
+    )
+    parts = []
+    idx = np.arange(n_sw, dtype=np.int64)
+    for d, n_d in enumerate(sides):
+        if n_d < 2:
+            continue
+        # every switch a, every value v > a_d in dimension d.
+        vals = np.arange(n_d, dtype=np.int64)
+        delta = vals[None, :] - coords[:, d : d + 1]  # (n_sw, n_d)
+        mask = delta > 0
+        a = np.broadcast_to(idx[:, None], delta.shape)[mask]
+        b = a + delta[mask] * strides[d]
+        parts.append(np.stack([a, b], axis=1))
+    if not parts:
+        out = np.zeros((0, 2), dtype=np.int64)
+    else:
+        out = np.concatenate(parts)
+        out = out[np.lexsort((out[:, 1], out[:, 0]))]
+    out.setflags(write=False)
+    return out
+
+
+def _check_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    if int(value) < 1:
+        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class HyperX:
+    """A HyperX network (Hamming graph of switches) with ``concentration``
+    endpoints per switch.
+
+    Parameters
+    ----------
+    sides : tuple of int
+        Number of switches along each dimension (q = len(sides) >= 1).
+    concentration : int
+        Endpoints per switch (c).
+
+    Examples
+    --------
+    >>> hx = HyperX((8, 8), 8)
+    >>> hx.dimensions, hx.n_switches, hx.n_endpoints, hx.n_links
+    (2, 64, 512, 448)
+    >>> hx.switch_distance(0, 9)
+    2
+    >>> hx.minimal_paths(0, 9)
+    [(0, 8, 9), (0, 1, 9)]
+    """
+
+    sides: tuple[int, ...]
+    concentration: int
+
+    def __post_init__(self) -> None:
+        sides = self.sides
+        if isinstance(sides, numbers.Integral) or not hasattr(sides, "__iter__"):
+            raise ValueError(f"sides must be a non-empty tuple of ints >= 1, got {sides!r}")
+        sides = tuple(sides)
+        if len(sides) == 0:
+            raise ValueError("sides must be a non-empty tuple of ints >= 1, got ()")
+        sides = tuple(_check_int("sides", s) for s in sides)
+        object.__setattr__(self, "sides", sides)
+        object.__setattr__(
+            self, "concentration", _check_int("concentration", self.concentration)
+        )
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def dimensions(self) -> int:
+        """Number of dimensions q."""
+        return len(self.sides)
+
+    @property
+    def n_switches(self) -> int:
+        """Number of switches, prod(sides)."""
+        return int(np.prod(self.sides))
+
+    @property
+    def n_endpoints(self) -> int:
+        """Number of endpoints, n_switches * concentration."""
+        return self.n_switches * self.concentration
+
+    @property
+    def n_links(self) -> int:
+        """Number of undirected switch-to-switch links."""
+        n = self.n_switches
+        return int(sum(n * (s - 1) for s in self.sides) // 2)
+
+    # ------------------------------------------------------------ coordinates
+    def switch_coords(self) -> np.ndarray:
+        """Coordinates of every switch, shape (n_switches, q), read-only (cached).
+
+        >>> HyperX((2, 3), 1).switch_coords()[4].tolist()
+        [1, 1]
+        """
+        return _switch_coords(self.sides)
+
+    def switch_of(self, endpoints) -> np.ndarray:
+        """Switch index of each endpoint.
+
+        >>> HyperX((4, 4), 4).switch_of([0, 3, 4, 63]).tolist()
+        [0, 0, 1, 15]
+        """
+        return np.asarray(endpoints, dtype=np.int64) // self.concentration
+
+    def local_of(self, endpoints) -> np.ndarray:
+        """Local index (0..c-1) of each endpoint on its switch."""
+        return np.asarray(endpoints, dtype=np.int64) % self.concentration
+
+    def switch_index(self, coords) -> np.ndarray | int:
+        """Switch index of coordinates; ``coords`` is (q,) or (m, q).
+
+        >>> HyperX((8, 8), 8).switch_index((1, 2))
+        10
+        """
+        arr = np.asarray(coords, dtype=np.int64)
+        if arr.ndim == 1:
+            return int(np.ravel_multi_index(tuple(arr), self.sides))
+        return np.ravel_multi_index(tuple(arr.T), self.sides).astype(np.int64)
+
+    # -------------------------------------------------------------- distances
+    def switch_distance(self, a, b) -> np.ndarray | int:
+        """Hamming distance between switches (vectorised, broadcasting).
+
+        >>> HyperX((4, 4, 4), 1).switch_distance([0, 0], [5, 63]).tolist()
+        [2, 3]
+        """
+        coords = self.switch_coords()
+        a_arr = np.asarray(a, dtype=np.int64)
+        b_arr = np.asarray(b, dtype=np.int64)
+        dist = (coords[a_arr] != coords[b_arr]).sum(axis=-1)
+        if dist.ndim == 0:
+            return int(dist)
+        return dist.astype(np.int64)
+
+    def distance_matrix(self, switches) -> np.ndarray:
+        """Pairwise Hamming distances among a subset of switches, (m, m)."""
+        sub = self.switch_coords()[np.asarray(switches, dtype=np.int64)]
+        out = np.zeros((sub.shape[0], sub.shape[0]), dtype=np.int64)
+        for d in range(self.dimensions):
+            out += sub[:, None, d] != sub[None, :, d]
+        return out
+
+    # ------------------------------------------------------------------ links
+    def links(self) -> np.ndarray:
+        """Undirected links as (L, 2) switch pairs with a < b, sorted (cached).
+
+        >>> HyperX((3,), 1).links().tolist()
+        [[0, 1], [0, 2], [1, 2]]
+        """
+        return _links(self.sides)
+
+    def minimal_paths(self, a: int, b: int) -> list[tuple[int, ...]]:
+        """All minimal paths from switch a to switch b (k! of them when the
+        switches differ in k dimensions), as tuples of switch indices
+        including both ends; one per order of fixing the differing dimensions.
+
+        >>> HyperX((4, 4), 1).minimal_paths(0, 0)
+        [(0,)]
+        """
+        coords = self.switch_coords()
+        ca, cb = coords[int(a)], coords[int(b)]
+        diff = [d for d in range(self.dimensions) if ca[d] != cb[d]]
+        paths = []
+        for order in itertools.permutations(diff):
+            cur = ca.copy()
+            path = [int(a)]
+            for d in order:
+                cur[d] = cb[d]
+                path.append(int(np.ravel_multi_index(tuple(cur), self.sides)))
+            paths.append(tuple(path))
+        return paths
+
+    def to_networkx(self):
+        """The switch graph as a :class:`networkx.Graph` (node attr ``coords``)."""
+        import networkx as nx
+
+        g = nx.Graph()
+        coords = self.switch_coords()
+        g.add_nodes_from((i, {"coords": tuple(int(x) for x in coords[i])})
+                         for i in range(self.n_switches))
+        g.add_edges_from(map(tuple, self.links().tolist()))
+        return g
