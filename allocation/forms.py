@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from allocation.models import NodeState
+from allocation.models import CommPattern, JobStatus, NodeState
 from hxportal import hostlists
 
 
@@ -31,3 +31,32 @@ class MachineForm(forms.Form):
             return [int(part) for part in raw.replace("x", ",").split(",") if part.strip()]
         except ValueError as exc:
             raise forms.ValidationError("use integers separated by commas, e.g. 8,8") from exc
+
+
+POLICY_CHOICES = [(p, p) for p in ("row", "diagonal", "full_spread", "rectangular", "l_shape",
+                                   "random_switch", "random_endpoint")]
+
+
+class JobForm(forms.Form):
+    name = forms.CharField(max_length=128)
+    external_id = forms.CharField(max_length=64, required=False, label="External id (Slurm)")
+    node_count = forms.IntegerField(min_value=1, max_value=1_048_576)
+    pattern = forms.ChoiceField(choices=CommPattern.choices, initial=CommPattern.UNKNOWN)
+    policy = forms.ChoiceField(choices=POLICY_CHOICES, initial="diagonal")
+    seed = forms.IntegerField(min_value=0, max_value=2**63 - 1, initial=0)
+    t_cmpt = forms.FloatField(min_value=0.000001, required=False, label="Compute time (s)")
+    t_comm = forms.FloatField(min_value=0, required=False, label="Communication time (s)")
+    wall_time = forms.FloatField(min_value=0.000001, required=False, label="Wall time (s)")
+
+
+class CompareForm(forms.Form):
+    size = forms.IntegerField(min_value=1, max_value=1_048_576, label="Job size (nodes)")
+    seed = forms.IntegerField(min_value=0, max_value=2**63 - 1, initial=0, required=False)
+
+    def clean_seed(self) -> int:
+        return self.cleaned_data.get("seed") or 0
+
+
+class ReleaseForm(forms.Form):
+    status = forms.ChoiceField(choices=[(s, s) for s in sorted(JobStatus.terminal())],
+                               initial=JobStatus.COMPLETED)

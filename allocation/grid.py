@@ -84,3 +84,11 @@ def build_plane(shape: GridShape, plane: int, nodes: Iterable[dict]) -> list[lis
             row.append(SwitchCell(switch, coords_of.get(switch, []), cell_nodes))
         rows.append(row)
     return rows
+
+
+PALETTE_SIZE = 12
+
+
+def job_palette(job_ids: Iterable[int]) -> dict[int, int]:
+    """A stable colour class (0..11) per job: neighbours in id order differ."""
+    return {job_id: i % PALETTE_SIZE for i, job_id in enumerate(sorted(set(job_ids)))}

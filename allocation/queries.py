@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import OuterRef, QuerySet, Subquery
 
-from allocation.models import Allocation, Machine, Node
+from allocation.models import Allocation, Job, JobStatus, Machine, Node
 
 
 def nodes_with_job(queryset: QuerySet[Node] | None = None) -> QuerySet[Node]:
@@ -16,3 +16,14 @@ def nodes_with_job(queryset: QuerySet[Node] | None = None) -> QuerySet[Node]:
 
 def machines() -> QuerySet[Machine]:
     return Machine.objects.order_by("name")
+
+
+def held_node_indices(machine: Machine) -> list[int]:
+    """Endpoint indices of the machine's nodes that some job holds now."""
+    return list(Allocation.objects.filter(node__machine=machine, released_at__isnull=True)
+                .values_list("node__index", flat=True))
+
+
+def active_jobs(machine: Machine) -> QuerySet[Job]:
+    return Job.objects.filter(machine=machine, status__in=JobStatus.holding_nodes()) \
+        .select_related("owner").order_by("id")

@@ -11,7 +11,7 @@ from django.views.generic import DetailView, FormView, ListView
 from allocation import queries, services
 from allocation.filtersets import NodeFilterSet
 from allocation.forms import MachineForm, NodeStateForm
-from allocation.grid import GridShape, build_plane
+from allocation.grid import GridShape, build_plane, job_palette
 from allocation.models import Machine, NodeState
 from hxportal import hostlists
 from hxportal.errors import ConflictError
@@ -71,6 +71,12 @@ class MachineDetailView(RoleRequiredMixin, DetailView):
         nodes = list(queries.nodes_with_job(machine.nodes.filter(
             switch__gte=start, switch__lt=end)).values(
             "switch", "coords", "local", "hostname", "state", "state_reason", "job"))
+        active = list(queries.active_jobs(machine))
+        palette = job_palette(j.pk for j in active)
+        names = {j.pk: j.name for j in active}
+        for node in nodes:
+            node["colour"] = palette.get(node["job"])
+            node["job_name"] = names.get(node["job"], "")
         state_hostlists = {
             state: hostlists.compress(machine.nodes.filter(state=state)
                                       .values_list("hostname", flat=True))
@@ -78,7 +84,8 @@ class MachineDetailView(RoleRequiredMixin, DetailView):
         context.update(
             grid=build_plane(shape, plane, nodes), shape=shape, plane=plane,
             plane_labels=list(enumerate(shape.plane_labels())),
-            state_hostlists=state_hostlists, state_form=NodeStateForm())
+            state_hostlists=state_hostlists, state_form=NodeStateForm(),
+            legend=[{"job": j, "colour": palette[j.pk]} for j in active])
         return context
 
 

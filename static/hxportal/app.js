@@ -10,3 +10,11 @@ document.addEventListener("DOMContentLoaded", () => {
     form.addEventListener("change", () => form.submit());
   }
 });
+// Pages of runs still in progress (data-refresh="seconds") reload until they finish.
+document.addEventListener("DOMContentLoaded", () => {
+  const pending = document.querySelector("[data-refresh]");
+  if (pending) {
+    const seconds = Math.max(parseFloat(pending.dataset.refresh) || 2, 1);
+    setTimeout(() => window.location.reload(), seconds * 1000);
+  }
+});

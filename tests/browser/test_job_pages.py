@@ -1,0 +1,61 @@
+"""Allocating a job and comparing policies, as an operator does it in a browser."""
+
+from __future__ import annotations
+
+import pytest
+
+from allocation import jobs, services
+from allocation.models import Job
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_operator_allocates_a_job_and_sees_it_on_the_grid(browser_page, login):
+    services.create_machine(name="hx", sides=[8, 8], concentration=8)
+    page = login(browser_page, "otto", "operator")
+    page.goto("/machines/hx/")
+    page.click("text=Allocate a job")
+    page.fill("input[name=name]", "lattice")
+    page.fill("input[name=node_count]", "64")
+    page.select_option("select[name=pattern]", "stencil-4")
+    page.select_option("select[name=policy]", "diagonal")
+    page.click("button:has-text('Allocate')")
+    page.wait_for_selector("[data-testid=properties]")
+    job = Job.objects.get()
+    assert page.url.endswith(f"/jobs/{job.pk}/")
+    assert "non-convex" in page.locator("[data-testid=properties]").inner_text()
+    assert page.locator("[data-testid=job-grid] .node.mark-primary").count() == 64
+
+    page.goto("/machines/hx/")
+    nodes = page.locator(f"[data-testid=switch-grid] a.node[data-job='{job.pk}']")
+    assert nodes.count() == 64
+    assert "lattice" in page.locator("[data-testid=job-legend]").inner_text()
+    assert "lattice" in nodes.first.get_attribute("title")
+    nodes.first.click()
+    page.wait_for_url(f"**/jobs/{job.pk}/")
+    page.select_option("select[name=status]", "completed")
+    page.click("button:has-text('Release')")
+    page.wait_for_selector(".messages")
+    job.refresh_from_db()
+    assert job.status == "completed"
+    assert not page.console_errors, page.console_errors
+
+
+def test_compare_page_draws_seven_candidates_on_live_occupancy(browser_page, login, make_user):
+    machine = services.create_machine(name="hx", sides=[8, 8], concentration=8)
+    jobs.submit_job(owner=make_user("ann", "operator"), machine=machine, name="resident",
+                    node_count=128, pattern="uniform", policy="row")
+    page = login(browser_page, "vera", "viewer")
+    page.goto("/machines/hx/compare/")
+    page.fill("input[name=size]", "64")
+    page.click("button:has-text('Compare')")
+    panels = page.locator("[data-testid=compare-panels] .panel")
+    panels.first.wait_for()
+    assert panels.count() == 7
+    for i in range(7):
+        panel = panels.nth(i)
+        assert panel.locator(".node.mark-chosen").count() == 64
+        assert panel.locator(".node.mark-busy").count() == 128
+    full_spread = page.locator(".panel[data-policy=full_spread]")
+    assert full_spread.locator("td.best").first.inner_text() != ""
+    assert not page.console_errors, page.console_errors
