@@ -24,6 +24,7 @@ from allocation.hyperx import (
     HyperX,
     allocate,
     partition_properties,
+    static_partition,
 )
 from allocation.models import Allocation, AllocationRole, Job, JobStatus, Machine, Node, NodeState
 from allocation.services import resolve_hostlist
@@ -94,17 +95,48 @@ def _hostnames(machine: Machine, endpoints: np.ndarray) -> list[str]:
     return [by_index[int(i)] for i in endpoints]
 
 
+def formula_endpoints(machine: Machine, policy: str, size: int, index: int,
+                      seed: int) -> np.ndarray:
+    """The static formula's partition: 2D n x n machines with c = n, k*n^2 nodes only."""
+    sides, c = tuple(machine.sides), machine.concentration
+    if len(sides) != 2 or sides[0] != sides[1] or c != sides[0]:
+        raise ValidationError({"mode": [
+            f"the {policy} formula needs a 2D n x n machine with c = n; {machine.name} is "
+            f"{machine.shape}"]})
+    n = sides[0]
+    if size % (n * n):
+        raise ValidationError({"size": [f"the formula places multiples of n^2 = {n * n} nodes"]})
+    try:
+        return static_partition(policy, n, index, size // (n * n), seed)
+    except ValueError as exc:
+        raise ValidationError({"index": [str(exc)]}) from exc
+
+
 def propose(machine: Machine, policy: str, size: int, seed: int | None = 0,
-            available: np.ndarray | None = None, exact: bool | None = None) -> Candidate:
-    """The partition ``policy`` would give a job of ``size`` nodes right now."""
+            available: np.ndarray | None = None, exact: bool | None = None,
+            mode: str = "online", index: int = 0) -> Candidate:
+    """The partition ``policy`` would give a job of ``size`` nodes right now.
+
+    ``mode`` "online" chooses among free healthy nodes; "formula" takes the
+    static formula's partition ``index`` and fails when any of it is taken.
+    """
     size, seed = _validate_request(machine, policy, size, seed)
     if available is None:
         available, _ = occupancy(machine)
     topology = topology_of(machine)
-    try:
-        endpoints = allocate(topology, available, policy, size, seed=seed)
-    except AllocationError as exc:
-        return Candidate(policy=policy, seed=seed, error=exc.reason)
+    if mode == "formula":
+        endpoints = formula_endpoints(machine, policy, size, index, seed)
+        taken = int(np.count_nonzero(~available[endpoints]))
+        if taken:
+            return Candidate(policy=policy, seed=seed, error=(
+                f"{taken} nodes of formula partition {index} are held or not up"))
+    elif mode != "online":
+        raise ValidationError({"mode": ["must be online or formula"]})
+    else:
+        try:
+            endpoints = allocate(topology, available, policy, size, seed=seed)
+        except AllocationError as exc:
+            return Candidate(policy=policy, seed=seed, error=exc.reason)
     props = partition_properties(topology, endpoints, exact=exact).as_dict()
     return Candidate(policy=policy, seed=seed, endpoints=tuple(int(e) for e in endpoints),
                      hostnames=tuple(_hostnames(machine, endpoints)), properties=props)
@@ -156,7 +188,7 @@ def submit_job(*, owner, machine: Machine, name: str, node_count: int, pattern: 
 
 
 def allocate_job(job: Job, policy: str, seed: int | None = 0,
-                 spares: int = 0) -> Job:
+                 spares: int = 0, mode: str = "online", index: int = 0) -> Job:
     """Place ``job`` with ``policy``: all its nodes or none, never a node twice.
 
     ``spares`` extra nodes are allocated with the role ``spare`` (the spare-node
@@ -164,12 +196,13 @@ def allocate_job(job: Job, policy: str, seed: int | None = 0,
     """
     try:
         with transaction.atomic():
-            return _allocate_locked(job, policy, seed, spares)
+            return _allocate_locked(job, policy, seed, spares, mode, index)
     except IntegrityError as exc:
         raise ConflictError("another allocation took some of these nodes; retry") from exc
 
 
-def _allocate_locked(job: Job, policy: str, seed: int | None, spares: int) -> Job:
+def _allocate_locked(job: Job, policy: str, seed: int | None, spares: int, mode: str,
+                     index: int) -> Job:
     machine = Machine.objects.select_for_update().get(pk=job.machine_id)
     job = Job.objects.select_for_update().get(pk=job.pk)
     if job.status != JobStatus.PENDING:
@@ -177,7 +210,7 @@ def _allocate_locked(job: Job, policy: str, seed: int | None, spares: int) -> Jo
     if isinstance(spares, bool) or not isinstance(spares, int) or spares < 0:
         raise ValidationError({"spares": ["must be an integer >= 0"]})
     total = job.node_count + spares
-    candidate = propose(machine, policy, total, seed)
+    candidate = propose(machine, policy, total, seed, mode=mode, index=index)
     if candidate.error:
         raise ValidationError({"policy": [f"{policy} cannot place {total} nodes: "
                                           f"{candidate.error}"]})

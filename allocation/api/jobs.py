@@ -93,6 +93,11 @@ class AllocateSerializer(serializers.Serializer):
     policy = serializers.ChoiceField(choices=POLICY_CHOICES)
     seed = serializers.IntegerField(min_value=0, max_value=jobs.MAX_SEED, default=0)
     spares = serializers.IntegerField(min_value=0, max_value=MAX_NODES, default=0)
+    mode = serializers.ChoiceField(choices=["online", "formula"], default="online",
+                                   help_text="online: among free healthy nodes; formula: the "
+                                             "static partition (2D n x n, c = n, k*n^2 nodes)")
+    index = serializers.IntegerField(min_value=0, max_value=4096, default=0,
+                                     help_text="formula partition index (mode formula)")
 
 
 class ReleaseSerializer(serializers.Serializer):
@@ -104,10 +109,9 @@ class ReleaseSerializer(serializers.Serializer):
         return positive_time(value)
 
 
-class PreviewSerializer(serializers.Serializer):
-    policy = serializers.ChoiceField(choices=POLICY_CHOICES)
+class PreviewSerializer(AllocateSerializer):
     size = serializers.IntegerField(min_value=1, max_value=MAX_NODES)
-    seed = serializers.IntegerField(min_value=0, max_value=jobs.MAX_SEED, default=0)
+    spares = None
 
 
 class CompareSerializer(serializers.Serializer):
@@ -187,7 +191,8 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Create
     def allocate(self, request, pk=None):
         """Allocate a pending job with a named policy (all nodes or none)."""
         data = self._valid(AllocateSerializer, request)
-        job = jobs.allocate_job(self.get_object(), data["policy"], data["seed"], data["spares"])
+        job = jobs.allocate_job(self.get_object(), data["policy"], data["seed"], data["spares"],
+                                data["mode"], data["index"])
         return Response(JobSerializer(job, context=self.get_serializer_context()).data)
 
     @extend_schema(request=None, responses=JobSerializer)

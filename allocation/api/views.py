@@ -46,7 +46,8 @@ class MachineViewSet(viewsets.ModelViewSet):
     def preview(self, request, name=None):
         """The partition a policy would give a job of ``size`` nodes now (nothing stored)."""
         data = _valid(PreviewSerializer, request)
-        candidate = jobs.propose(self.get_object(), data["policy"], data["size"], data["seed"])
+        candidate = jobs.propose(self.get_object(), data["policy"], data["size"], data["seed"],
+                                 mode=data["mode"], index=data["index"])
         if candidate.error:
             return Response({"detail": candidate.error,
                              "errors": {"size": [candidate.error]}}, status=400)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from allocation import jobs
+from allocation import jobs, services
+from allocation.hyperx import static_partition
 from allocation.models import Allocation, Job, Machine
+from hxportal import hostlists
 
 pytestmark = pytest.mark.django_db
 
@@ -14,8 +16,6 @@ RANK = {None: 0, "viewer": 1, "operator": 2, "admin": 3}
 
 @pytest.fixture
 def hx(db):
-    from allocation import services
-
     return services.create_machine(name="hx", sides=[8, 8], concentration=8)
 
 
@@ -112,8 +112,6 @@ def test_job_above_free_capacity_is_400_with_reason(api, hx, users):
 
 
 def test_drained_nodes_are_never_allocated(api, hx):
-    from allocation import services
-
     services.set_node_state(hx, "hx[001-008]", "drained", "bad switch")
     body = submit(api, node_count=8, policy="row").json()
     assert "hx[001-008]" not in body["hostlist"]
@@ -148,3 +146,28 @@ def test_properties_of_a_hostlist(api, hx):
     foreign = api("viewer").post("/api/v1/partitions/properties/",
                                  {"machine": "hx", "hostlist": "zz1"}, format="json")
     assert foreign.status_code == 400 and "hostlist" in foreign.json()["errors"]
+
+
+def test_formula_mode_matches_the_cli_and_refuses_misfits(api, hx, make_user):
+    body = api("viewer").post("/api/v1/machines/hx/preview/", {
+        "policy": "l_shape", "size": 128, "mode": "formula", "index": 1}, format="json").json()
+    assert body["properties"]["size"] == 128
+    expected = static_partition("l_shape", 8, 1, 2)
+    assert not Allocation.objects.exists(), "a preview allocates nothing"
+    assert hostlists.compress(f"hx{i + 1:03d}" for i in expected) == body["hostlist"]
+    misfit = api("viewer").post("/api/v1/machines/hx/preview/", {
+        "policy": "row", "size": 100, "mode": "formula"}, format="json")
+    assert misfit.status_code == 400 and "multiples of n^2" in misfit.json()["detail"]
+    services.create_machine(name="wide", sides=[4, 8], concentration=4)
+    not_square = api("viewer").post("/api/v1/machines/wide/preview/", {
+        "policy": "row", "size": 16, "mode": "formula"}, format="json")
+    assert not_square.status_code == 400 and "mode" in not_square.json()["errors"]
+    job = jobs.submit_job(owner=make_user("f", "operator"), machine=hx, name="f",
+                          node_count=64, pattern="uniform")
+    allocated = api("admin").post(f"/api/v1/jobs/{job.pk}/allocate/", {
+        "policy": "diagonal", "mode": "formula", "index": 3}, format="json")
+    assert allocated.status_code == 200, allocated.content
+    assert allocated.json()["properties"]["pb_exact"] == pytest.approx(2.0)
+    clash = api("viewer").post("/api/v1/machines/hx/preview/", {
+        "policy": "diagonal", "size": 64, "mode": "formula", "index": 3}, format="json")
+    assert clash.status_code == 400 and "held or not up" in clash.json()["detail"]
