@@ -18,6 +18,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from allocation import slurm_topology
 from allocation.hyperx import (
     POLICIES,
     AllocationError,
@@ -271,3 +272,13 @@ def job_hostlists(job: Job) -> dict[str, str]:
     for role, hostname in job.allocations.order_by("rank").values_list("role", "node__hostname"):
         out[role].append(hostname)
     return {role: hostlists.compress(names) for role, names in out.items()}
+
+
+def topology_file(machine: Machine, kind: str) -> str:
+    """The machine's Slurm topology in ``kind`` (tree, block or features) form."""
+    names = list(machine.nodes.order_by("index").values_list("hostname", flat=True))
+    try:
+        return slurm_topology.render(kind, machine.name, machine.sides, machine.concentration,
+                                     names)
+    except ValueError as exc:
+        raise ValidationError({"kind": [str(exc)]}) from exc

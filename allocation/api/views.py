@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -26,6 +26,7 @@ from allocation.api.serializers import (
 from allocation.filtersets import MachineFilterSet, NodeFilterSet
 from allocation.models import Machine
 from hxportal import hostlists
+from hxportal.api.renderers import PlainTextRenderer
 from hxportal.roles import Role
 
 
@@ -38,7 +39,8 @@ class MachineViewSet(viewsets.ModelViewSet):
     filterset_class = MachineFilterSet
     read_role = Role.VIEWER
     write_role = Role.ADMIN
-    action_roles = {"preview": Role.VIEWER, "compare": Role.VIEWER}
+    action_roles = {"preview": Role.VIEWER, "compare": Role.VIEWER, "topology": Role.VIEWER}
+    extra_query_params: tuple[str, ...] = ()
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
 
     @extend_schema(request=PreviewSerializer, responses=CandidateSerializer)
@@ -63,6 +65,20 @@ class MachineViewSet(viewsets.ModelViewSet):
         return Response(ComparisonSerializer({
             "machine": machine.name, "size": data["size"],
             "candidates": [c.as_dict() for c in candidates]}).data)
+
+    @extend_schema(parameters=[OpenApiParameter(
+        "kind", str, enum=["tree", "block", "features"], default="tree",
+        description="tree: topology/tree; block: topology/block; features: node features")],
+        responses={(200, "text/plain"): str})
+    @action(detail=True, methods=["get"], filterset_class=None,
+            renderer_classes=[PlainTextRenderer], extra_query_params=("kind",))
+    def topology(self, request, name=None):
+        """Slurm topology.conf (tree or block) or node features for this machine."""
+        kind = request.query_params.get("kind", "tree")
+        text = jobs.topology_file(self.get_object(), kind)
+        filename = f"{name}-{kind}.conf"
+        return Response(text, content_type="text/plain; charset=utf-8",
+                        headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
     def get_serializer_class(self):
         if self.action == "retrieve":
