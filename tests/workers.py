@@ -22,7 +22,7 @@ from django.db import connection
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_database_url() -> str:
+def current_database_url() -> str:
     """A DATABASE_URL naming the database the tests are using right now."""
     cfg = connection.settings_dict
     if connection.vendor == "sqlite":
@@ -46,7 +46,7 @@ def celery_worker(log_path: Path, concurrency: int = 1,
                   extra_env: dict[str, str] | None = None,
                   ready_timeout: float = 90.0) -> Iterator[subprocess.Popen]:
     """Run ``celery -A hxportal worker`` until the block ends; yield the process."""
-    env = {**os.environ, "DATABASE_URL": test_database_url(),
+    env = {**os.environ, "DATABASE_URL": current_database_url(),
            "DJANGO_SETTINGS_MODULE": "hxportal.settings.test",
            "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
            "PYTHONUNBUFFERED": "1", **(extra_env or {})}
