@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
+from allocation.jobs import ONLINE_POLICIES
 from allocation.models import CommPattern, JobStatus, NodeState
 from hxportal import hostlists
 
@@ -33,8 +34,7 @@ class MachineForm(forms.Form):
             raise forms.ValidationError("use integers separated by commas, e.g. 8,8") from exc
 
 
-POLICY_CHOICES = [(p, p) for p in ("row", "diagonal", "full_spread", "rectangular", "l_shape",
-                                   "random_switch", "random_endpoint")]
+POLICY_CHOICES = [(p, p.replace("_", " ")) for p in ONLINE_POLICIES]
 
 
 class JobForm(forms.Form):

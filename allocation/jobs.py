@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from allocation import slurm_topology
 from allocation.hyperx import (
+    ONLINE_POLICIES,
     POLICIES,
     AllocationError,
     HyperX,
@@ -33,6 +34,7 @@ from hxportal import hostlists
 from hxportal.errors import ConflictError
 
 MAX_SEED = 2**63 - 1
+__all__ = ["ONLINE_POLICIES", "POLICIES"]  # re-exported for forms and API choices
 
 
 @dataclass(frozen=True)
@@ -75,9 +77,9 @@ def occupancy(machine: Machine) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _validate_request(machine: Machine, policy: str, size: object, seed: object) -> tuple[int, int]:
-    if policy not in POLICIES:
+    if policy not in ONLINE_POLICIES:
         raise ValidationError({"policy": [f"unknown policy {policy!r}; use one of "
-                                          f"{', '.join(POLICIES)}"]})
+                                          f"{', '.join(ONLINE_POLICIES)}"]})
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise ValidationError({"size": ["must be an integer >= 1"]})
     if size > machine.node_count:
@@ -115,7 +117,8 @@ def formula_endpoints(machine: Machine, policy: str, size: int, index: int,
 
 def propose(machine: Machine, policy: str, size: int, seed: int | None = 0,
             available: np.ndarray | None = None, exact: bool | None = None,
-            mode: str = "online", index: int = 0) -> Candidate:
+            mode: str = "online", index: int = 0, busy: np.ndarray | None = None
+            ) -> Candidate:
     """The partition ``policy`` would give a job of ``size`` nodes right now.
 
     ``mode`` "online" chooses among free healthy nodes; "formula" takes the
@@ -123,9 +126,12 @@ def propose(machine: Machine, policy: str, size: int, seed: int | None = 0,
     """
     size, seed = _validate_request(machine, policy, size, seed)
     if available is None:
-        available, _ = occupancy(machine)
+        available, owner = occupancy(machine)
+        busy = owner > 0
     topology = topology_of(machine)
     if mode == "formula":
+        if policy not in POLICIES:
+            raise ValidationError({"policy": [f"{policy} has no static formula"]})
         endpoints = formula_endpoints(machine, policy, size, index, seed)
         taken = int(np.count_nonzero(~available[endpoints]))
         if taken:
@@ -135,7 +141,7 @@ def propose(machine: Machine, policy: str, size: int, seed: int | None = 0,
         raise ValidationError({"mode": ["must be online or formula"]})
     else:
         try:
-            endpoints = allocate(topology, available, policy, size, seed=seed)
+            endpoints = allocate(topology, available, policy, size, seed=seed, busy=busy)
         except AllocationError as exc:
             return Candidate(policy=policy, seed=seed, error=exc.reason)
     props = partition_properties(topology, endpoints, exact=exact).as_dict()
@@ -146,8 +152,9 @@ def propose(machine: Machine, policy: str, size: int, seed: int | None = 0,
 def compare_policies(machine: Machine, size: int, seed: int | None = 0) -> list[Candidate]:
     """Every policy's candidate for ``size`` nodes on the same occupancy snapshot."""
     _validate_request(machine, POLICIES[0], size, seed)
-    available, _ = occupancy(machine)
-    return [propose(machine, policy, size, seed, available=available) for policy in POLICIES]
+    available, owner = occupancy(machine)
+    return [propose(machine, policy, size, seed, available=available, busy=owner > 0)
+            for policy in ONLINE_POLICIES]
 
 
 def hostlist_properties(machine: Machine, hostlist: str, exact: bool | None = None) -> dict:

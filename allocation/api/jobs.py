@@ -16,8 +16,7 @@ from allocation.models import CommPattern, Job, JobStatus, Machine
 from hxportal import hostlists
 from hxportal.roles import Role, role_at_least
 
-POLICY_CHOICES = ("row", "diagonal", "full_spread", "rectangular", "l_shape", "random_switch",
-                  "random_endpoint")
+POLICY_CHOICES = jobs.ONLINE_POLICIES
 MAX_NODES = 1_048_576
 
 

@@ -72,6 +72,7 @@ from functools import lru_cache
 import numpy as np
 
 from ._kernels import transversal_rounds
+from .ours import OWN_POLICIES, least_loaded_diagonal
 from .policies import check_policy
 from .topology import HyperX
 
@@ -87,7 +88,8 @@ class AllocationError(ValueError):
 
 
 def allocate(
-    topology: HyperX, available: np.ndarray, policy: str, size: int, seed: int = 0
+    topology: HyperX, available: np.ndarray, policy: str, size: int, seed: int = 0,
+    busy: np.ndarray | None = None,
 ) -> np.ndarray:
     """Choose ``size`` available endpoints for a job with an online policy.
 
@@ -128,7 +130,8 @@ def allocate(
     ...
     allocation.hyperx.online.AllocationError: need 5 nodes, 4 available
     """
-    check_policy(policy)
+    if policy not in OWN_POLICIES:
+        check_policy(policy)
     avail = np.asarray(available)
     if avail.shape != (topology.n_endpoints,):
         raise ValueError(
@@ -142,6 +145,12 @@ def allocate(
     if size > n_free:
         raise AllocationError(f"need {size} nodes, {n_free} available")
     ctx = _Ctx(topology, avail)
+    if policy in OWN_POLICIES:
+        held = ~avail if busy is None else np.asarray(busy, dtype=np.bool_)
+        if held.shape != avail.shape:
+            raise ValueError(f"busy must have shape ({topology.n_endpoints},)")
+        picks = least_loaded_diagonal(topology, ctx.free, ctx.full, held, size)
+        return _take(ctx, picks, size).astype(np.int64, copy=False)
     out = _DISPATCH[policy](ctx, size, 0 if seed is None else seed)
     assert out.size == size
     return out.astype(np.int64, copy=False)

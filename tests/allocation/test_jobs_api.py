@@ -127,7 +127,7 @@ def test_preview_and_compare_write_nothing(api, hx):
                                  format="json").json()
     by_policy = {c["policy"]: c for c in compare["candidates"]}
     assert set(by_policy) == {"row", "diagonal", "full_spread", "rectangular", "l_shape",
-                              "random_switch", "random_endpoint"}
+                              "random_switch", "random_endpoint", "least_loaded_diagonal"}
     assert by_policy["row"]["properties"]["pb_exact"] == pytest.approx(1.0)
     assert by_policy["diagonal"]["properties"]["pb_exact"] == pytest.approx(2.0)
     assert not Job.objects.exists() and not Allocation.objects.exists()

@@ -51,8 +51,8 @@ def test_compare_page_draws_seven_candidates_on_live_occupancy(browser_page, log
     page.click("button:has-text('Compare')")
     panels = page.locator("[data-testid=compare-panels] .panel")
     panels.first.wait_for()
-    assert panels.count() == 7
-    for i in range(7):
+    assert panels.count() == 8
+    for i in range(8):
         panel = panels.nth(i)
         assert panel.locator(".node.mark-chosen").count() == 64
         assert panel.locator(".node.mark-busy").count() == 128

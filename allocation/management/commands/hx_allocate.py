@@ -15,7 +15,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from allocation import jobs
-from allocation.hyperx import POLICIES
+from allocation.hyperx import ONLINE_POLICIES
 from allocation.models import CommPattern, Machine
 from hxportal import services as accounts
 from hxportal.errors import ConflictError
@@ -29,7 +29,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--machine", required=True)
-        parser.add_argument("--policy", required=True, choices=POLICIES)
+        parser.add_argument("--policy", required=True, choices=ONLINE_POLICIES)
         parser.add_argument("--size", type=int, required=True)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--spares", type=int, default=0)
