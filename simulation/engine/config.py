@@ -1,0 +1,320 @@
+"""Validated, immutable configuration of one network simulation.
+
+The defaults are the settings of the HyperX allocation study (DOMAIN.md
+section 6) on its reference machine: a 2D 8 x 8 HyperX with 8 endpoints per
+switch, virtual cut-through, 16-phit packets, 4 VCs, input buffers of 8 and
+output buffers of 4 packets per VC, internal speedup 2 and a random
+allocator.  Timing constants that the study leaves open are documented on
+:class:`SimConfig`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ALLOCATORS",
+    "KERNEL_PATTERNS",
+    "MAX_CYCLES_LIMIT",
+    "MAX_ENDPOINTS",
+    "OPEN_LOOP_PATTERNS",
+    "PATTERNS",
+    "POLICY_NAMES",
+    "ROUTINGS",
+    "SCENARIOS",
+    "VC_SETS",
+    "SimConfig",
+    "required_vcs",
+]
+
+ROUTINGS = ("dor", "min", "valiant", "omniwar")
+VC_SETS = ("shared", "per_partition")
+ALLOCATORS = ("random", "round_robin")
+SCENARIOS = ("single", "escalation", "interference")
+OPEN_LOOP_PATTERNS = ("uniform", "permutation", "switch_permutation")
+KERNEL_PATTERNS = ("all2all", "allreduce", "stencil4", "stencil8", "random_involution")
+PATTERNS = OPEN_LOOP_PATTERNS + KERNEL_PATTERNS
+#: Names of the online allocation policies, spelled as
+#: ``allocation.hyperx.ONLINE_POLICIES`` (a test checks they agree): the study's
+#: seven (DOMAIN.md section 2), then our own.
+POLICY_NAMES = (
+    "row",
+    "diagonal",
+    "full_spread",
+    "rectangular",
+    "l_shape",
+    "random_switch",
+    "random_endpoint",
+    "least_loaded_diagonal",
+)
+MAX_ENDPOINTS = 65_536
+MAX_CYCLES_LIMIT = 100_000_000
+
+
+def required_vcs(routing: str, dims: int) -> int:
+    """Smallest number of VCs per set with which ``routing`` is deadlock free.
+
+    DOR needs one VC (dimension order is acyclic), MIN one VC per possible
+    hop (``q``), Valiant one per phase (2) and Omni-WAR one per possible hop
+    (``2 q``: ``q`` minimal hops plus at most ``q`` deroutes).
+
+    Examples
+    --------
+    >>> required_vcs("omniwar", 2), required_vcs("min", 3), required_vcs("dor", 3)
+    (4, 3, 1)
+    """
+    return {"dor": 1, "min": dims, "valiant": 2, "omniwar": 2 * dims}[routing]
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """Parameters of one simulation run.
+
+    Parameters
+    ----------
+    sides : tuple of int
+        Switches per dimension ``(n_1, ..., n_q)``.
+    concentration : int
+        Endpoints per switch ``c``.
+    routing : {'dor', 'min', 'valiant', 'omniwar'}
+        Routing algorithm (see :mod:`simulation.engine.routing`).
+    vcs : int
+        Virtual channels per port and per VC set.
+    vc_sets : {'shared', 'per_partition'}
+        ``per_partition`` gives every application (and the background
+        traffic) its own set of ``vcs`` VCs ("fabric partitioning").
+    packet_phits : int
+        Packet length ``P`` in phits; a packet holds a link for ``P`` cycles.
+    input_buffer_packets, output_buffer_packets : int
+        Buffer depth per VC, in packets.
+    source_queue_packets : int
+        Depth of each endpoint's injection queue.  When it is full, newly
+        offered open-loop packets are dropped (counted as offered, not
+        accepted) and closed-loop ranks wait.
+    speedup : int
+        Internal crossbar speedup: a packet crosses the crossbar in
+        ``ceil(P / speedup)`` cycles.
+    allocator : {'random', 'round_robin'}
+        Arbitration order of the separable switch and link allocators.
+    link_latency : int
+        Cycles for a packet's head to cross a link (default 1).
+    router_latency : int
+        Cycles from the crossbar grant until the packet may leave on its
+        output link (default 1).  Zero-load latency of a packet over ``h``
+        switch-to-switch hops is ``(h + 1) * (router_latency + link_latency)
+        + link_latency + packet_phits`` (injection link, ``h + 1`` routers,
+        ``h`` network links, ejection link, serialisation).
+    policy : str
+        Allocation policy used to build partitions (one of the seven).
+    scenario : {'single', 'escalation', 'interference'}
+        How applications are placed (see :mod:`simulation.engine.scenarios`).
+    pattern : str
+        Open-loop pattern (``uniform``, ``permutation``,
+        ``switch_permutation``) or closed-loop kernel (``all2all``,
+        ``allreduce``, ``stencil4``, ``stencil8``, ``random_involution``).
+    ranks : int
+        Endpoints per application.
+    replicas : int
+        Number of applications in the ``escalation`` scenario.
+    rate : float
+        Open-loop injection rate in phits/cycle/endpoint (0 < rate <= 1).
+    background_rate : float
+        Rate of the background permutation traffic (``interference``).
+    packets_per_task : int or None
+        Packets each open-loop task sends; ``None`` runs until
+        ``max_cycles`` and measures after ``warmup_cycles``.
+    message_packets : int
+        Packets per kernel message (for ``allreduce`` the first
+        reduce-scatter message; later ones halve, Rabenseifner).
+    seed : int
+        Seed of every random choice (traffic, allocator, routing).
+    max_cycles : int
+        Hard limit of simulated cycles.
+    warmup_cycles : int
+        Cycles excluded from throughput and latency statistics when no
+        application has a finite amount of work.
+
+    Examples
+    --------
+    >>> cfg = SimConfig.from_dict({"sides": [4, 4], "concentration": 4, "ranks": 16})
+    >>> cfg.sides, cfg.endpoints, cfg.routing
+    ((4, 4), 64, 'min')
+    >>> SimConfig.from_dict({"colour": 1})
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown configuration keys: colour
+    """
+
+    sides: tuple[int, ...] = (8, 8)
+    concentration: int = 8
+    routing: str = "min"
+    vcs: int = 4
+    vc_sets: str = "shared"
+    packet_phits: int = 16
+    input_buffer_packets: int = 8
+    output_buffer_packets: int = 4
+    source_queue_packets: int = 16
+    speedup: int = 2
+    allocator: str = "random"
+    link_latency: int = 1
+    router_latency: int = 1
+    policy: str = "row"
+    scenario: str = "single"
+    pattern: str = "uniform"
+    ranks: int = 64
+    replicas: int = 1
+    rate: float = 1.0
+    background_rate: float = 0.5
+    packets_per_task: int | None = None
+    message_packets: int = 1
+    seed: int = 0
+    max_cycles: int = 100_000
+    warmup_cycles: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sides", tuple(int(s) for s in self.sides))
+        self.validate()
+
+    # ------------------------------------------------------------------ derived
+    @property
+    def dims(self) -> int:
+        """Number of dimensions ``q``."""
+        return len(self.sides)
+
+    @property
+    def switches(self) -> int:
+        """Number of switches."""
+        return math.prod(self.sides)
+
+    @property
+    def endpoints(self) -> int:
+        """Number of endpoints (``switches * concentration``)."""
+        return self.switches * self.concentration
+
+    @property
+    def is_kernel(self) -> bool:
+        """Whether ``pattern`` is a closed-loop kernel."""
+        return self.pattern in KERNEL_PATTERNS
+
+    # --------------------------------------------------------------- validation
+    def validate(self) -> None:
+        """Raise :class:`ValueError` naming the first invalid field."""
+
+        def fail(field: str, msg: str) -> None:
+            raise ValueError(f"{field}: {msg}")
+
+        def pos_int(field: str, minimum: int = 1) -> None:
+            v = getattr(self, field)
+            if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+                fail(field, f"must be an integer >= {minimum}, got {v!r}")
+
+        if not self.sides or any(s < 1 for s in self.sides):
+            fail("sides", f"must be a non-empty tuple of positive sizes, got {self.sides!r}")
+        pos_int("concentration")
+        if self.endpoints > MAX_ENDPOINTS:
+            fail("sides", f"machine has {self.endpoints} endpoints, more than {MAX_ENDPOINTS}")
+        for field, choices in (
+            ("routing", ROUTINGS),
+            ("vc_sets", VC_SETS),
+            ("allocator", ALLOCATORS),
+            ("scenario", SCENARIOS),
+            ("pattern", PATTERNS),
+        ):
+            if getattr(self, field) not in choices:
+                fail(field, f"must be one of {', '.join(choices)}, got {getattr(self, field)!r}")
+        if self.policy not in POLICY_NAMES:
+            fail("policy", f"unknown policy {self.policy!r}")
+        for field in (
+            "vcs",
+            "packet_phits",
+            "input_buffer_packets",
+            "output_buffer_packets",
+            "source_queue_packets",
+            "speedup",
+            "link_latency",
+            "router_latency",
+            "ranks",
+            "replicas",
+            "message_packets",
+            "max_cycles",
+        ):
+            pos_int(field)
+        pos_int("warmup_cycles", 0)
+        pos_int("seed", 0)
+        if self.vcs * self.vc_sets_count > 256:
+            fail("vcs", "more than 256 virtual channels per port in total")
+        need = required_vcs(self.routing, self.dims)
+        if self.vcs < need:
+            fail("vcs", f"{self.routing} routing on {self.dims} dimensions needs >= {need} VCs")
+        if self.max_cycles > MAX_CYCLES_LIMIT:
+            fail("max_cycles", f"must be <= {MAX_CYCLES_LIMIT}")
+        if self.warmup_cycles >= self.max_cycles:
+            fail("warmup_cycles", "must be smaller than max_cycles")
+        for field in ("rate", "background_rate"):
+            v = getattr(self, field)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0.0 < v <= 1.0:
+                fail(field, f"must be a number in (0, 1], got {v!r}")
+        if self.packets_per_task is not None:
+            pos_int("packets_per_task")
+        if self.ranks < 2:
+            fail("ranks", "an application needs at least 2 ranks")
+        if self.ranks > self.endpoints:
+            fail("ranks", f"{self.ranks} ranks exceed the {self.endpoints} endpoints")
+        if self.scenario == "escalation" and self.replicas * self.ranks > self.endpoints:
+            fail("replicas", f"{self.replicas} x {self.ranks} ranks exceed the machine")
+        if self.scenario == "interference" and self.ranks >= self.endpoints - 1:
+            fail("ranks", "interference needs at least 2 background endpoints")
+        if self.pattern == "allreduce" and self.ranks & (self.ranks - 1):
+            fail("ranks", "allreduce needs a power-of-two number of ranks")
+        if self.pattern == "switch_permutation" and self.ranks % self.concentration:
+            fail("ranks", "switch_permutation needs ranks to be a multiple of concentration")
+        if self.pattern == "all2all" and self.ranks > 4096:
+            fail("ranks", "all2all is limited to 4096 ranks")
+
+    @property
+    def vc_sets_count(self) -> int:
+        """Number of VC sets (1 when shared)."""
+        if self.vc_sets == "shared":
+            return 1
+        apps = self.replicas if self.scenario == "escalation" else 1
+        return apps + (1 if self.scenario == "interference" else 0)
+
+    @property
+    def total_vcs(self) -> int:
+        """VCs per port over all sets."""
+        return self.vcs * self.vc_sets_count
+
+    # ----------------------------------------------------------- serialisation
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SimConfig:
+        """Build a validated configuration from a plain dictionary.
+
+        Unknown keys raise :class:`ValueError` naming them; missing keys take
+        their defaults.
+        """
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise ValueError(f"unknown configuration keys: {', '.join(unknown)}")
+        kw = dict(d)
+        if "sides" in kw:
+            try:
+                kw["sides"] = tuple(int(s) for s in kw["sides"])
+            except (TypeError, ValueError):
+                raise ValueError(f"sides: not a sequence of integers: {kw['sides']!r}") from None
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-compatible dictionary (``sides`` as a list).
+
+        Examples
+        --------
+        >>> SimConfig().to_dict()["sides"]
+        [8, 8]
+        """
+        d = dataclasses.asdict(self)
+        d["sides"] = list(self.sides)
+        return d

@@ -1,0 +1,150 @@
+"""Scenarios: which applications run on which partitions.
+
+- ``single``: one application on one partition;
+- ``escalation``: ``replicas`` copies of the application on as many disjoint
+  partitions of the policy;
+- ``interference``: one target application; every endpoint outside the
+  target partition(s) sends a random permutation (open loop, unbounded) at
+  ``background_rate``.
+
+With ``vc_sets='per_partition'`` each application, and the background, gets
+its own set of ``vcs`` VCs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .config import SimConfig
+from .traffic import AppSpec
+
+__all__ = ["build_apps", "build_partitions", "check_partitions"]
+
+
+def build_partitions(config: SimConfig) -> list[np.ndarray]:
+    """Partitions for ``config`` from the allocation engine.
+
+    Uses ``allocation.hyperx.static_partition`` for the study's seven policies
+    when the machine is a 2D
+    ``n x n`` HyperX with ``c = n`` and ``ranks`` is a multiple of ``n^2``
+    (job ``i`` takes ``ranks / n^2`` consecutive partitions), otherwise the
+    online ``allocate`` on the machine with earlier replicas marked busy
+    (replica ``i`` uses seed ``seed + i``).
+
+    Raises
+    ------
+    allocation.hyperx.AllocationError
+        When the online allocator cannot place a replica.
+    """
+    from allocation.hyperx import POLICIES, HyperX, allocate, static_partition
+
+    n_apps = config.replicas if config.scenario == "escalation" else 1
+    sides = config.sides
+    c = config.concentration
+    n = sides[0]
+    if (
+        config.policy in POLICIES
+        and len(sides) == 2
+        and sides[0] == sides[1] == c
+        and config.ranks % (n * n) == 0
+        and n_apps * (config.ranks // (n * n)) <= n
+        and (n % 2 == 0 or config.policy not in ("rectangular", "l_shape"))
+    ):
+        blocks = config.ranks // (n * n)
+        return [
+            np.asarray(static_partition(config.policy, n, i, blocks=blocks, seed=config.seed))
+            for i in range(n_apps)
+        ]
+    topo = HyperX(sides=tuple(sides), concentration=c)
+    available = np.ones(config.endpoints, dtype=bool)
+    parts = []
+    for i in range(n_apps):
+        part = np.asarray(
+            allocate(topo, available.copy(), config.policy, config.ranks, seed=config.seed + i)
+        )
+        available[part] = False
+        parts.append(part)
+    return parts
+
+
+def check_partitions(partitions: list[np.ndarray], endpoints: int) -> list[np.ndarray]:
+    """Validate caller partitions: int ids in range, at least 2, disjoint.
+
+    Examples
+    --------
+    >>> check_partitions([np.array([0, 1]), np.array([1, 2])], 4)
+    Traceback (most recent call last):
+    ...
+    ValueError: partitions: endpoints used twice: [1]
+    """
+    out = []
+    for i, p in enumerate(partitions):
+        a = np.asarray(p)
+        if a.ndim != 1 or a.size < 2 or not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"partitions: partition {i} must be >= 2 integer endpoint ids")
+        if a.min() < 0 or a.max() >= endpoints:
+            raise ValueError(f"partitions: partition {i} has ids outside [0, {endpoints})")
+        out.append(a.astype(np.int64))
+    if not out:
+        raise ValueError("partitions: at least one partition is needed")
+    allp = np.concatenate(out)
+    uniq, counts = np.unique(allp, return_counts=True)
+    if np.any(counts > 1):
+        raise ValueError(f"partitions: endpoints used twice: {uniq[counts > 1][:10].tolist()}")
+    return out
+
+
+def build_apps(config: SimConfig, partitions: list[np.ndarray]) -> list[AppSpec]:
+    """Application specs of ``config``'s scenario on ``partitions``.
+
+    In ``single`` only the first partition is used; in ``escalation`` and
+    ``interference`` every given partition runs the application.  Each
+    application is labelled with ``config.policy`` (the caller's partitions
+    are assumed to come from it).
+
+    Examples
+    --------
+    >>> cfg = SimConfig(sides=(2, 2), concentration=2, ranks=4, scenario="interference")
+    >>> apps = build_apps(cfg, [np.array([0, 1, 2, 3])])
+    >>> [(a.role, len(a.endpoints)) for a in apps]
+    [('app', 4), ('background', 4)]
+    """
+    parts = check_partitions(partitions, config.endpoints)
+    if config.scenario == "single":
+        parts = parts[:1]
+    per = config.vc_sets == "per_partition"
+    kernel = config.is_kernel
+    if config.pattern == "allreduce":
+        for p in parts:
+            if len(p) & (len(p) - 1):
+                raise ValueError("partitions: allreduce needs power-of-two partition sizes")
+    apps = [
+        AppSpec(
+            endpoints=p,
+            pattern=config.pattern,
+            rate=config.rate,
+            packets_per_task=None if kernel else config.packets_per_task,
+            message_packets=config.message_packets,
+            vc_set=i if per else 0,
+            policy=config.policy,
+        )
+        for i, p in enumerate(parts)
+    ]
+    if config.scenario == "interference":
+        busy = np.zeros(config.endpoints, dtype=bool)
+        busy[np.concatenate(parts)] = True
+        bg = np.nonzero(~busy)[0]
+        if bg.size >= 2:
+            apps.append(
+                AppSpec(
+                    endpoints=bg,
+                    pattern="permutation",
+                    rate=config.background_rate,
+                    packets_per_task=None,
+                    message_packets=1,
+                    vc_set=len(parts) if per else 0,
+                    policy="background",
+                    role="background",
+                )
+            )
+    return apps

@@ -1,0 +1,300 @@
+"""Entry point: build the tables, run the compiled loop in chunks, summarise."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from . import loop as L
+from .config import SimConfig
+from .network import Network, build_network
+from .results import AppResult, SimResult
+from .rng import new_state
+from .routing import N_FIELDS, ROUTING_CODES, vc_classes
+from .scenarios import build_apps, build_partitions
+from .traffic import AppSpec, build_traffic
+
+__all__ = ["simulate"]
+
+_HIST_BINS = 1 << 17
+_POOL_PER_ENDPOINT = 8  # initial packet pool: ranks + 8 per endpoint + 1024, doubled on demand
+_POOL_EXTRA = 1024
+_CHUNK_WORK = 20_000_000  # (port VCs + endpoints) x cycles per chunk
+
+
+def simulate(
+    config: SimConfig,
+    partitions: list[np.ndarray] | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> SimResult:
+    """Run one packet-level simulation.
+
+    Parameters
+    ----------
+    config : SimConfig
+        What to simulate.
+    partitions : list of ndarray, optional
+        Endpoint ids in rank order, one array per application.  ``None``
+        builds them with :func:`simulation.engine.scenarios.build_partitions`
+        (needs ``allocation.hyperx``).
+    progress : callable, optional
+        Called with the fraction done (0..1) every chunk of cycles.
+
+    Returns
+    -------
+    SimResult
+
+    Examples
+    --------
+    >>> cfg = SimConfig(sides=(2, 2), concentration=2, ranks=8, pattern="all2all",
+    ...                 routing="dor", max_cycles=5000)
+    >>> res = simulate(cfg, [np.arange(8)])
+    >>> res.completed, res.packets_delivered == res.packets_injected == 56
+    (True, True)
+    """
+    net = build_network(config.sides, config.concentration)
+    if partitions is None:
+        partitions = build_partitions(config)
+    apps = build_apps(config, partitions)
+    return _run(config, net, apps, progress)
+
+
+def _run(
+    config: SimConfig,
+    net: Network,
+    apps: list[AppSpec],
+    progress: Callable[[float], None] | None,
+) -> SimResult:
+    tr = build_traffic(apps, config.packet_phits, config.concentration, config.seed)
+    n_sets = max(a.vc_set for a in apps) + 1
+    v_set = config.vcs
+    vt = v_set * n_sets
+    phits = config.packet_phits
+    xb = -(-phits // config.speedup)
+    lat = config.link_latency
+    n_ports = net.ports
+    n_ep = net.endpoints
+    n_ranks = len(tr.rank_ep)
+    n_fin = int(np.count_nonzero(tr.app_total > 0))
+    meas = config.warmup_cycles if n_fin == 0 else 0
+    nvc = n_ports * vt
+    i32, i64 = np.int32, np.int64
+
+    prm = np.zeros(10 + config.dims, i64)
+    prm[:10] = [
+        config.concentration,
+        net.ports_per_switch,
+        net.net_ports,
+        config.dims,
+        v_set,
+        vt,
+        config.output_buffer_packets,
+        ROUTING_CODES[config.routing],
+        vc_classes(config.routing, config.dims),
+        phits,
+    ]
+    prm[10:] = net.sides
+    cf = np.zeros(L.N_CF, i64)
+    cf[L.C_P], cf[L.C_L], cf[L.C_R], cf[L.C_XB] = phits, lat, config.router_latency, xb
+    cf[L.C_BIN], cf[L.C_BSRC] = config.input_buffer_packets, config.source_queue_packets
+    cf[L.C_ALLOC] = 1 if config.allocator == "round_robin" else 0
+    cf[L.C_S], cf[L.C_E], cf[L.C_MEAS], cf[L.C_NFIN] = net.switches, n_ep, meas, n_fin
+    cf[L.C_NPORTS] = n_ports
+
+    npool = n_ranks + 2 + _POOL_PER_ENDPOINT * n_ep + _POOL_EXTRA
+    pk = np.zeros((npool, N_FIELDS), i32)
+    free_stack = np.arange(npool - 1, -1, -1, dtype=i32)
+    st = np.zeros(L.N_ST, i64)
+    st[L.S_FREE] = npool
+    rng = new_state(np.random.SeedSequence([config.seed, 0x51]).generate_state(1)[0])
+
+    def z(n: int, dt: type = i32) -> np.ndarray:
+        return np.zeros(n, dt)
+
+    state = dict(
+        in_q=np.zeros((nvc, config.input_buffer_packets), i32),
+        in_h=z(nvc),
+        in_n=z(nvc),
+        in_port_n=z(n_ports),
+        credits=np.full(nvc, config.input_buffer_packets, i32),
+        xin_busy=z(n_ports, i64),
+        in_rr=z(n_ports),
+        out_q=np.zeros((nvc, config.output_buffer_packets), i32),
+        out_h=z(nvc),
+        out_n=z(nvc),
+        out_port_n=z(n_ports),
+        out_used=z(nvc),
+        xout_busy=z(n_ports, i64),
+        link_busy=z(n_ports, i64),
+        out_rr=z(n_ports),
+        link_phits=z(n_ports, i64),
+        sw_rr=z(net.switches),
+        src_q=np.zeros((n_ep, config.source_queue_packets), i32),
+        src_h=z(n_ep),
+        src_n=z(n_ep),
+        inj_busy=z(n_ep, i64),
+        cwheel=np.zeros((phits + lat + 2, n_ports), i32),
+        cwheel_n=z(phits + lat + 2),
+        sfifo=np.zeros((n_ports * 2 + 16, 2), i64),
+        dfifo=np.zeros((n_ep * (lat // phits + 3), 2), i64),
+    )
+    app_stats = np.zeros((len(apps), 8), i64)
+    app_done = np.full(len(apps), -1, i64)
+    lat_hist = z(_HIST_BINS, i64)
+    recv = z(len(tr.expect), i64)
+    rank_left = tr.rank_left.copy()
+    rank_m = tr.rank_m.copy()
+    rank_mleft = tr.rank_mleft.copy()
+    rank_dt = z(n_ranks, i64)
+
+    total_work = int(tr.app_total[tr.app_total > 0].sum())
+    chunk = max(16, min(2048, _CHUNK_WORK // (nvc + n_ep)))
+    t = 0
+    status = L.STATUS_LIMIT
+    while t < config.max_cycles:
+        t1 = min(config.max_cycles, t + chunk)
+        status = L.run_cycles(
+            t, t1, cf, prm, st, rng,
+            net.coords, net.dim_base, net.out_down_in,
+            pk, free_stack,
+            state["in_q"], state["in_h"], state["in_n"], state["in_port_n"],
+            state["credits"], state["xin_busy"], state["in_rr"],
+            state["out_q"], state["out_h"], state["out_n"], state["out_port_n"],
+            state["out_used"], state["xout_busy"], state["link_busy"],
+            state["out_rr"], state["link_phits"], state["sw_rr"],
+            state["src_q"], state["src_h"], state["src_n"], state["inj_busy"],
+            state["cwheel"], state["cwheel_n"], state["sfifo"], state["dfifo"],
+            tr.app_kind, tr.app_prob, tr.app_rank0, tr.app_nranks, tr.app_vcset,
+            tr.app_total, tr.app_wait, tr.app_msize, app_stats, app_done, lat_hist,
+            tr.rank_ep, tr.rank_app, tr.rank_partner, rank_left, rank_m, rank_mleft,
+            rank_dt, tr.rank_msg_ptr, tr.msg_dst, tr.msg_size, tr.msg_step,
+            tr.rank_recv_ptr, recv, tr.expect,
+        )  # fmt: skip
+        t = int(st[L.S_CYCLE])
+        if status == L.STATUS_ERROR:
+            raise RuntimeError(f"internal event queue overflow at cycle {t}")
+        if status == L.STATUS_GROW:
+            pk, free_stack = _grow(pk, free_stack, st)
+            continue
+        if progress is not None:
+            frac = t / config.max_cycles
+            if total_work:
+                frac = max(frac, float(app_stats[:, 2].sum()) / total_work)
+            progress(min(1.0, frac))
+        if status == L.STATUS_DONE:
+            break
+    _check_conservation(st, pk.shape[0], state)
+    if progress is not None:
+        progress(1.0)
+    return _summarise(config, net, apps, st, t, meas, app_stats, app_done, lat_hist, state)
+
+
+def _grow(pk: np.ndarray, free_stack: np.ndarray, st: np.ndarray) -> tuple:
+    n = pk.shape[0]
+    pk2 = np.zeros((2 * n, pk.shape[1]), pk.dtype)
+    pk2[:n] = pk
+    fs = np.zeros(2 * n, free_stack.dtype)
+    top = int(st[L.S_FREE])
+    fs[:top] = free_stack[:top]
+    fs[top : top + n] = np.arange(2 * n - 1, n - 1, -1)
+    st[L.S_FREE] = top + n
+    return pk2, fs
+
+
+def _check_conservation(st: np.ndarray, npool: int, state: dict) -> None:
+    injected = int(st[L.S_INJECTED])
+    delivered = int(st[L.S_DELIVERED])
+    in_net = int(st[L.S_IN_NET])
+    queued = (
+        int(state["in_n"].sum())
+        + int(state["out_n"].sum())
+        + int(state["src_n"].sum())
+        + int(st[L.S_DF_N])
+    )
+    if injected != delivered + in_net or in_net != queued or npool - st[L.S_FREE] != in_net:
+        raise RuntimeError(
+            f"packet conservation violated: injected={injected} delivered={delivered} "
+            f"in_network={in_net} queued={queued} pool_used={npool - int(st[L.S_FREE])}"
+        )
+
+
+def _summarise(
+    config: SimConfig,
+    net: Network,
+    apps: list[AppSpec],
+    st: np.ndarray,
+    t: int,
+    meas: int,
+    app_stats: np.ndarray,
+    app_done: np.ndarray,
+    lat_hist: np.ndarray,
+    state: dict,
+) -> SimResult:
+    phits = config.packet_phits
+    window = max(1, t - meas)
+    app_results = []
+    for a, spec in enumerate(apps):
+        k = len(spec.endpoints)
+        finite = _is_finite(spec)
+        n_lat = int(app_stats[a, 5])
+        app_results.append(
+            AppResult(
+                policy=spec.policy,
+                role=spec.role,
+                pattern=spec.pattern,
+                partition=tuple(int(x) for x in spec.endpoints),
+                completion_cycles=int(app_done[a]) if finite and app_done[a] >= 0 else None,
+                packets=int(app_stats[a, 2]),
+                packets_injected=int(app_stats[a, 1]),
+                offered=float(app_stats[a, 0]) * phits / (window * k),
+                throughput=float(app_stats[a, 3]) * phits / (window * k),
+                latency_mean=float(app_stats[a, 4]) / n_lat if n_lat else None,
+                latency_max=int(app_stats[a, 6]) if n_lat else None,
+            )
+        )
+    main = [i for i, s in enumerate(apps) if s.role == "app"]
+    k_all = sum(len(apps[i].endpoints) for i in main)
+    n_lat = int(app_stats[main, 5].sum())
+    finite_apps = [r for r, s in zip(app_results, apps, strict=True) if _is_finite(s)]
+    completed = all(r.completion_cycles is not None for r in finite_apps)
+    makespan = (
+        max(r.completion_cycles for r in finite_apps) if finite_apps and completed else None
+    )
+    p99 = None
+    if lat_hist.sum() > 0:
+        cum = np.cumsum(lat_hist)
+        p99 = float(np.searchsorted(cum, 0.99 * cum[-1]))
+    ports = np.nonzero(net.out_down_in >= 0)[0]
+    sw = ports // net.ports_per_switch
+    util = state["link_phits"][ports] / window
+    links = tuple(
+        (int(a), int(b), float(u))
+        for a, b, u in zip(sw, net.port_dst_switch[ports], util, strict=True)
+    )
+    return SimResult(
+        config=config.to_dict(),
+        cycles=int(t),
+        completed=bool(completed),
+        makespan_cycles=None if makespan is None else int(makespan),
+        measure_from=int(meas),
+        throughput=float(app_stats[main, 3].sum()) * phits / (window * k_all),
+        offered=float(app_stats[main, 0].sum()) * phits / (window * k_all),
+        latency_mean=float(app_stats[main, 4].sum()) / n_lat if n_lat else None,
+        latency_p99=p99,
+        packets_injected=int(st[L.S_INJECTED]),
+        packets_delivered=int(st[L.S_DELIVERED]),
+        packets_dropped=int(st[L.S_DROPPED]),
+        packets_in_flight=int(st[L.S_IN_NET]),
+        phit_hops=int(st[L.S_PHIT_HOPS]),
+        link_utilisation=links,
+        apps=tuple(app_results),
+    )
+
+
+_OPEN = ("uniform", "permutation", "switch_permutation")
+
+
+def _is_finite(spec: AppSpec) -> bool:
+    """An application (not background) with a finite amount of work."""
+    return spec.role == "app" and (spec.packets_per_task is not None or spec.pattern not in _OPEN)
