@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+from allocation import health_admin  # noqa: F401 - registers the health models
 from allocation.models import Allocation, Job, Machine, Node
 
 

@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 from django import forms
+from django.db.models import Exists, OuterRef
 from django_filters import rest_framework as filters
 
-from allocation.models import Job, JobStatus, Machine, Node, NodeState
+from allocation.models import (
+    Allocation,
+    Job,
+    JobStatus,
+    Machine,
+    Node,
+    NodeState,
+    Recommendation,
+    RecommendationStatus,
+)
 from hxportal.api.filters import HostlistFilter
 
 
@@ -55,10 +65,12 @@ class NodeFilterSet(filters.FilterSet):
         fields = ["machine", "state", "hostlist", "switch", "coords", "allocated"]
 
     def filter_allocated(self, queryset, name, value):
+        """Held by an active allocation (or not); a subquery, so nodes that never had
+        an allocation count as free."""
         if value is None:
             return queryset
-        return queryset.filter(allocations__released_at__isnull=True).distinct() if value else \
-            queryset.exclude(allocations__released_at__isnull=True)
+        held = Allocation.objects.filter(node=OuterRef("pk"), released_at__isnull=True)
+        return queryset.filter(Exists(held)) if value else queryset.exclude(Exists(held))
 
 
 class JobFilterSet(filters.FilterSet):
@@ -71,3 +83,13 @@ class JobFilterSet(filters.FilterSet):
     class Meta:
         model = Job
         fields = ["machine", "status", "external_id", "policy", "owner"]
+
+
+class RecommendationFilterSet(filters.FilterSet):
+    machine = filters.CharFilter(field_name="machine__name", max_length=64)
+    status = filters.MultipleChoiceFilter(choices=RecommendationStatus.choices)
+    external_id = filters.CharFilter(max_length=64)
+
+    class Meta:
+        model = Recommendation
+        fields = ["machine", "status", "external_id"]

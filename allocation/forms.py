@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 
 from allocation.jobs import ONLINE_POLICIES
-from allocation.models import CommPattern, JobStatus, NodeState
+from allocation.models import CommPattern, JobStatus, Machine, NodeState
 from hxportal import hostlists
 
 
@@ -60,3 +60,25 @@ class CompareForm(forms.Form):
 class ReleaseForm(forms.Form):
     status = forms.ChoiceField(choices=[(s, s) for s in sorted(JobStatus.terminal())],
                                initial=JobStatus.COMPLETED)
+
+
+class RecommendationForm(forms.Form):
+    machine = forms.ModelChoiceField(queryset=Machine.objects.order_by("name"),
+                                     to_field_name="name")
+    name = forms.CharField(max_length=128, initial="job")
+    external_id = forms.CharField(max_length=64, required=False, label="External id (Slurm)")
+    node_count = forms.IntegerField(min_value=1, max_value=1_048_576, initial=64)
+    pattern = forms.ChoiceField(choices=CommPattern.choices, initial=CommPattern.ALL_TO_ALL)
+    t_cmpt = forms.FloatField(min_value=0.000001, required=False, label="Compute time (s)")
+    t_comm = forms.FloatField(min_value=0, required=False,
+                              label="Communication time (s, under the default policy)")
+    wall_time = forms.FloatField(min_value=0.000001, required=False,
+                                 label="or wall time (s)")
+    compute_fraction = forms.FloatField(min_value=0.000001, max_value=1, required=False,
+                                        label="compute fraction of the wall time")
+    p_abn = forms.FloatField(min_value=0, max_value=1, required=False,
+                             label="p_abn (blank: latest estimate)")
+    alpha_abn = forms.FloatField(min_value=1.000001, required=False, label="alpha_abn")
+    t_bench = forms.FloatField(min_value=0.000001, required=False, label="t_bench (s)")
+    simulate = forms.BooleanField(required=False, initial=True,
+                                  label="Simulate every policy (else analytic only)")

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from allocation import health_views, job_views, views
+from allocation import health_views, job_views, recommend_views, views
 
 app_name = "allocation"
 
@@ -25,6 +25,13 @@ urlpatterns = [
     path("machines/<str:name>/jobs/new/", job_views.JobSubmitView.as_view(), name="job_submit"),
     path("machines/<str:name>/compare/", job_views.ComparePoliciesView.as_view(),
          name="compare"),
+    path("recommend/", recommend_views.RecommendFormView.as_view(), name="recommend"),
+    path("recommendations/", recommend_views.RecommendationListView.as_view(),
+         name="recommendation_list"),
+    path("recommendations/<int:pk>/", recommend_views.RecommendationDetailView.as_view(),
+         name="recommendation_detail"),
+    path("recommendations/<int:pk>/accept/",
+         recommend_views.RecommendationAcceptView.as_view(), name="recommendation_accept"),
     path("jobs/", job_views.JobListView.as_view(), name="job_list"),
     path("jobs/<int:pk>/", job_views.JobDetailView.as_view(), name="job_detail"),
     path("jobs/<int:pk>/release/", job_views.JobReleaseView.as_view(), name="job_release"),

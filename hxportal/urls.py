@@ -9,6 +9,7 @@ from hxportal.views import RateLimitedLoginView
 
 api_v1 = [
     path("", include("allocation.api.urls")),
+    path("", include("simulation.api.urls")),
 ]
 
 urlpatterns = [
@@ -18,5 +19,6 @@ urlpatterns = [
     path("api/v1/", include((api_v1, "api"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
+    path("simulation/", include("simulation.urls")),
     path("", include("allocation.urls")),
 ]

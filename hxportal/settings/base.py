@@ -151,6 +151,14 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Several models have a "status" field with different choices: name each set.
+    "ENUM_NAME_OVERRIDES": {
+        "JobStatusEnum": "allocation.models.jobs.JobStatus",
+        "RunStatusEnum": "hxportal.models.RunStatus",
+        "RecommendationStatusEnum": "allocation.models.recommendations.RecommendationStatus",
+        "SweepStatusEnum": "simulation.models.SweepStatus",
+        "NodeStateEnum": "allocation.models.machines.NodeState",
+    },
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }
 

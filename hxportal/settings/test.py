@@ -19,3 +19,4 @@ WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True
 STATIC_ROOT = DATA_DIR / "static-root"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+DATABASES["default"]["CONN_MAX_AGE"] = 0  # live-server threads must not keep the test DB open

@@ -18,3 +18,28 @@ document.addEventListener("DOMContentLoaded", () => {
     setTimeout(() => window.location.reload(), seconds * 1000);
   }
 });
+
+// Recommendation pages: poll while simulations run, then reload; copy #SBATCH lines.
+document.addEventListener("DOMContentLoaded", () => {
+  const box = document.querySelector("[data-poll]");
+  if (box) {
+    const bar = box.querySelector("progress");
+    const tick = async () => {
+      try {
+        const response = await fetch(box.dataset.poll, {headers: {Accept: "application/json"}});
+        const body = await response.json();
+        if (bar && body.progress) { bar.max = body.progress.simulations; bar.value = body.progress.done; }
+        if (body.status !== "computing") { window.location.reload(); return; }
+      } catch (err) { /* keep polling */ }
+      setTimeout(tick, 1000);
+    };
+    setTimeout(tick, 1000);
+  }
+  for (const button of document.querySelectorAll("[data-copy]")) {
+    button.addEventListener("click", () => {
+      const source = document.querySelector(button.dataset.copy);
+      if (source && navigator.clipboard) navigator.clipboard.writeText(source.textContent.trim());
+      button.textContent = "Copied";
+    });
+  }
+});

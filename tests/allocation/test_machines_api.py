@@ -209,3 +209,14 @@ def test_rename_onto_existing_hostname_is_409(api, machine):
     assert "hostname" in response.json()["detail"]
     node.refresh_from_db()
     assert node.hostname == "n05"
+
+
+def test_allocated_filter_counts_never_allocated_nodes_as_free(api, machine, users):
+    from allocation import jobs
+
+    assert api("viewer").get("/api/v1/nodes/?machine=m4&allocated=false").json()["count"] == 64
+    jobs.submit_job(owner=users["operator"], machine=machine, name="j", node_count=8,
+                    pattern="uniform", policy="row")
+    held = api("viewer").get("/api/v1/nodes/?machine=m4&allocated=true").json()
+    free = api("viewer").get("/api/v1/nodes/?machine=m4&allocated=false").json()
+    assert (held["count"], free["count"]) == (8, 56)

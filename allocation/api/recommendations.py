@@ -1,0 +1,130 @@
+"""Per-job recommendations: ask (operators), read (viewers), accept (the asker or admins)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from allocation import recommendations
+from allocation.api.jobs import POLICY_CHOICES, JobSerializer, positive_time
+from allocation.filtersets import RecommendationFilterSet
+from allocation.models import CommPattern, Machine, Recommendation
+from hxportal.roles import Role, role_at_least
+
+
+class RecommendationRequestSerializer(serializers.Serializer):
+    machine = serializers.SlugRelatedField(slug_field="name", queryset=Machine.objects.all())
+    name = serializers.CharField(max_length=128, default="job")
+    external_id = serializers.CharField(max_length=64, required=False, allow_blank=True,
+                                        default="")
+    node_count = serializers.IntegerField(min_value=1, max_value=1_048_576)
+    pattern = serializers.ChoiceField(choices=CommPattern.choices, default=CommPattern.UNKNOWN)
+    t_cmpt = serializers.FloatField(required=False, allow_null=True, default=None)
+    t_comm = serializers.FloatField(required=False, allow_null=True, default=None)
+    wall_time = serializers.FloatField(required=False, allow_null=True, default=None)
+    compute_fraction = serializers.FloatField(required=False, allow_null=True, default=None,
+                                              min_value=0.000001, max_value=1)
+    p_abn = serializers.FloatField(required=False, allow_null=True, default=None,
+                                   min_value=0, max_value=1)
+    alpha_abn = serializers.FloatField(required=False, allow_null=True, default=None)
+    t_bench = serializers.FloatField(required=False, allow_null=True, default=None)
+    simulate = serializers.BooleanField(default=True, help_text="false: analytic ranking only")
+
+    def validate_t_cmpt(self, value):
+        return positive_time(value)
+
+    def validate_t_comm(self, value):
+        return positive_time(value, allow_zero=True)
+
+    def validate_wall_time(self, value):
+        return positive_time(value)
+
+    def validate_t_bench(self, value):
+        return positive_time(value)
+
+    def validate_alpha_abn(self, value):
+        if value is not None and not value > 1:
+            raise serializers.ValidationError("must be > 1")
+        return positive_time(value)
+
+
+class RecommendationSerializer(serializers.ModelSerializer):
+    url = serializers.HyperlinkedIdentityField(view_name="api:recommendation-detail")
+    machine = serializers.CharField(source="machine.name", read_only=True)
+    user = serializers.CharField(source="user.username", read_only=True)
+    inputs = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField()
+    cached = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Recommendation
+        fields = ["id", "url", "machine", "user", "name", "external_id", "node_count",
+                  "pattern", "inputs", "status", "method", "note", "recommended", "ranking",
+                  "progress", "cached", "deadline", "created_at", "finished_at", "job",
+                  "accepted_at"]
+        read_only_fields = fields
+
+    def get_inputs(self, rec: Recommendation) -> dict:
+        return {k: v for k, v in rec.inputs.items() if k != "candidates"}
+
+    def get_progress(self, rec: Recommendation) -> dict:
+        statuses = list(rec.predictions.values_list("status", flat=True))
+        done = sum(s in ("succeeded", "failed", "cancelled") for s in statuses)
+        return {"simulations": len(statuses), "done": done}
+
+    def get_cached(self, rec: Recommendation) -> bool:
+        return bool(self.context.get("cached"))
+
+
+class AcceptSerializer(serializers.Serializer):
+    policy = serializers.ChoiceField(choices=POLICY_CHOICES, required=False,
+                                     help_text="default: the recommended policy")
+
+
+class RecommendationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
+                            viewsets.GenericViewSet):
+    """Operators ask for a recommendation (202 while simulations run, 200 when cached)
+    and accept their own; viewers read every recommendation."""
+
+    queryset = Recommendation.objects.select_related("machine", "user").order_by(
+        "-created_at", "-id")
+    serializer_class = RecommendationSerializer
+    filterset_class = RecommendationFilterSet
+    read_role = Role.VIEWER
+    write_role = Role.OPERATOR
+
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        if getattr(self, "swagger_fake_view", False):
+            return queryset
+        if self.request.method not in ("GET", "HEAD", "OPTIONS") and not role_at_least(
+                self.request.user, Role.ADMIN):
+            queryset = queryset.filter(user=self.request.user)
+        return queryset
+
+    def get_object(self):
+        return recommendations.refresh(super().get_object())
+
+    @extend_schema(request=RecommendationRequestSerializer,
+                   responses={200: RecommendationSerializer, 202: RecommendationSerializer})
+    def create(self, request, *args, **kwargs):
+        serializer = RecommendationRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        rec, cached = recommendations.request_recommendation(user=request.user,
+                                                             **serializer.validated_data)
+        context = {**self.get_serializer_context(), "cached": cached}
+        code = status.HTTP_202_ACCEPTED if rec.status == "computing" else status.HTTP_200_OK
+        return Response(RecommendationSerializer(rec, context=context).data, status=code)
+
+    @extend_schema(request=AcceptSerializer, responses={201: JobSerializer})
+    @action(detail=True, methods=["post"], filterset_class=None)
+    def accept(self, request, pk=None):
+        """Allocate the recommended policy with N_node + N_spare nodes (once)."""
+        serializer = AcceptSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        job = recommendations.accept(self.get_object(), request.user,
+                                     serializer.validated_data.get("policy"))
+        return Response(JobSerializer(job, context=self.get_serializer_context()).data,
+                        status=status.HTTP_201_CREATED)

@@ -1,0 +1,137 @@
+"""Pages for per-job recommendations: submit, watch it rank, accept."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.db.models import Q
+from django.shortcuts import get_object_or_404, redirect
+from django.views import View
+from django.views.generic import DetailView, FormView, ListView
+
+from allocation import recommendations
+from allocation.forms import RecommendationForm
+from allocation.grid import GridShape, build_plane
+from allocation.health_charts import Mark, Series, line_chart
+from allocation.models import Recommendation, RecommendationStatus
+from hxportal import hostlists
+from hxportal.errors import ConflictError
+from hxportal.roles import Role, role_at_least
+from hxportal.views import RoleRequiredMixin
+
+
+class RecommendFormView(RoleRequiredMixin, FormView):
+    required_role = Role.OPERATOR
+    template_name = "allocation/recommend_form.html"
+    form_class = RecommendationForm
+
+    def get_initial(self):
+        return {"machine": self.request.GET.get("machine")}
+
+    def form_valid(self, form):
+        data = dict(form.cleaned_data)
+        try:
+            rec, _ = recommendations.request_recommendation(user=self.request.user, **data)
+        except ValidationError as exc:
+            for field, problems in exc.message_dict.items():
+                form.add_error(field if field in form.fields else None, problems)
+            return self.form_invalid(form)
+        return redirect(rec)
+
+
+class RecommendationListView(RoleRequiredMixin, ListView):
+    template_name = "allocation/recommendation_list.html"
+    context_object_name = "recommendations"
+    paginate_by = 50
+    queryset = Recommendation.objects.select_related("machine", "user", "job").order_by(
+        "-created_at", "-id")
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        done = Recommendation.objects.filter(
+            Q(job__actual_runtime__isnull=False), status=RecommendationStatus.ACCEPTED
+        ).select_related("job").order_by("-created_at")[:500]
+        rows: dict[str, dict] = {}
+        for rec in done:
+            entry = next((e for e in rec.ranking if e.get("policy") == rec.job.policy), None)
+            predicted = (entry or {}).get("expected_time")
+            row = rows.setdefault(rec.job.policy, {"policy": rec.job.policy, "jobs": 0,
+                                                   "predicted": 0.0, "actual": 0.0})
+            row["jobs"] += 1
+            row["predicted"] += predicted or 0.0
+            row["actual"] += rec.job.actual_runtime
+        for row in rows.values():
+            row["predicted"] /= row["jobs"]
+            row["actual"] /= row["jobs"]
+            row["ratio"] = row["actual"] / row["predicted"] if row["predicted"] else None
+        context["accuracy"] = sorted(rows.values(), key=lambda r: r["policy"])
+        return context
+
+
+class RecommendationDetailView(RoleRequiredMixin, DetailView):
+    template_name = "allocation/recommendation_detail.html"
+    context_object_name = "rec"
+    queryset = Recommendation.objects.select_related("machine", "user", "job")
+
+    def get_object(self, queryset=None):
+        return recommendations.refresh(super().get_object(queryset))
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        rec = self.object
+        user = self.request.user
+        context["can_accept"] = rec.status == RecommendationStatus.READY and (
+            role_at_least(user, Role.ADMIN)
+            or (role_at_least(user, Role.OPERATOR) and rec.user_id == user.pk))
+        context["progress"] = rec.predictions.filter(
+            status__in=["succeeded", "failed", "cancelled"]).count()
+        context["simulations"] = rec.predictions.count()
+        if rec.recommended:
+            context.update(self._partition(rec), curve=self._curve(rec))
+        return context
+
+    def _partition(self, rec: Recommendation) -> dict:
+        machine = rec.machine
+        shape = GridShape(tuple(machine.sides))
+        primary = set(hostlists.expand(rec.recommended.get("hostlist") or ""))
+        spare = set(hostlists.expand(rec.recommended.get("spares_hostlist") or ""))
+        start, end = shape.switch_range(0)
+        nodes = list(machine.nodes.filter(switch__gte=start, switch__lt=end).values(
+            "switch", "coords", "local", "hostname", "state"))
+        for node in nodes:
+            node["mark"] = ("primary" if node["hostname"] in primary else
+                            "spare" if node["hostname"] in spare else "")
+        return {"grid": build_plane(shape, 0, nodes), "shape": shape}
+
+    def _curve(self, rec: Recommendation):
+        curve = rec.recommended.get("curve") or []
+        if not curve:
+            return ""
+        xs = [p["n_spare"] for p in curve]
+        best = rec.recommended
+        series = [Series("E[C] (node-seconds)", xs, [p["expected_cost"] for p in curve], "s1")]
+        as_is = next((e.get("as_is_cost") for e in rec.ranking
+                      if e.get("policy") == best["policy"]), None)
+        return line_chart(
+            series, title=f"Expected node-time against N_spare ({best['policy']})",
+            testid="recommendation-curve", x_label="N_spare", y_label="E[C] (node-s)",
+            hlines=[(as_is, "As-is")] if as_is else [],
+            marks=[Mark(best["n_spare"], best["expected_cost"],
+                        f"optimum N_spare = {best['n_spare']}")])
+
+
+class RecommendationAcceptView(RoleRequiredMixin, View):
+    required_role = Role.OPERATOR
+
+    def post(self, request, pk: int):
+        queryset = Recommendation.objects.all()
+        if not role_at_least(request.user, Role.ADMIN):
+            queryset = queryset.filter(user=request.user)
+        rec = get_object_or_404(queryset, pk=pk)
+        try:
+            job = recommendations.accept(rec, request.user, request.POST.get("policy") or None)
+        except (ValidationError, ConflictError) as exc:
+            messages.error(request, getattr(exc, "message", None) or "; ".join(exc.messages))
+            return redirect(rec)
+        messages.success(request, f"Allocated job {job.pk} with {job.policy}.")
+        return redirect(job)

@@ -1,0 +1,33 @@
+"""One filter class per model, shared by the HTML pages and the API."""
+
+from __future__ import annotations
+
+from django_filters import rest_framework as filters
+
+from hxportal.models import RunStatus
+from simulation.models import SimulationRun, Sweep
+
+
+class SimulationRunFilterSet(filters.FilterSet):
+    status = filters.ChoiceFilter(choices=RunStatus.choices)
+    sweep = filters.NumberFilter(field_name="sweep_id", min_value=1)
+    standalone = filters.BooleanFilter(field_name="sweep", lookup_expr="isnull",
+                                       help_text="Only runs outside any sweep.")
+    policy = filters.CharFilter(field_name="config__policy", max_length=32)
+    pattern = filters.CharFilter(field_name="config__pattern", max_length=32)
+    user = filters.CharFilter(field_name="user__username", max_length=150)
+
+    class Meta:
+        model = SimulationRun
+        fields = ["status", "sweep", "standalone", "policy", "pattern", "user"]
+
+
+class SweepFilterSet(filters.FilterSet):
+    id = filters.NumberFilter(min_value=1)
+    name = filters.CharFilter(lookup_expr="icontains", max_length=128)
+    preset = filters.CharFilter(max_length=32)
+    user = filters.CharFilter(field_name="user__username", max_length=150)
+
+    class Meta:
+        model = Sweep
+        fields = ["id", "name", "preset", "user"]

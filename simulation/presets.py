@@ -1,0 +1,93 @@
+"""The reference study as a list of engine configurations (pure: no Django, no I/O).
+
+The study of DOMAIN.md section 6 on the 8 x 8, c = 8 HyperX (512 endpoints):
+
+* the seven allocation policies;
+* 64-, 128- and 256-rank applications of each kernel (``all2all``,
+  ``allreduce``, ``stencil4``, ``stencil8``, ``random_involution``);
+* *escalation*: 1 replica up to the full machine (8, 4 and 2 replicas);
+* *interference*: one target application, every other endpoint sending a
+  random permutation in the background (``background_rate`` 0.5);
+* routing ``min`` and ``omniwar``; ``shared`` and ``per_partition`` VCs.
+
+The isolated figure of a kernel is its 1-replica escalation run (one
+application alone on the machine, the same partition as the interference
+target).
+
+``scale`` sets the message size (``message_packets = scale``) and the cycle
+limit (``max_cycles = 200_000 * scale``); scale 1 (one-packet messages) keeps
+the whole study to minutes on two workers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from simulation.engine.config import KERNEL_PATTERNS
+
+__all__ = ["STUDY_AXES", "STUDY_MACHINE", "study_configs", "study_size"]
+
+STUDY_MACHINE = {"sides": [8, 8], "concentration": 8}
+#: The seven policies of the study (DOMAIN.md section 2), whatever else the engine knows.
+STUDY_POLICIES = ("row", "diagonal", "full_spread", "rectangular", "l_shape",
+                  "random_switch", "random_endpoint")
+STUDY_RANKS = (64, 128, 256)
+STUDY_ROUTINGS = ("min", "omniwar")
+STUDY_VC_SETS = ("shared", "per_partition")
+MAX_SCALE = 64
+#: Keys that vary between the study's runs (the "point" of each run).
+STUDY_AXES = ("scenario", "policy", "pattern", "ranks", "replicas", "routing", "vc_sets")
+
+
+def study_configs(scale: int = 1) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """``(point, config)`` pairs of every run of the reference study.
+
+    Parameters
+    ----------
+    scale : int
+        Message size in packets (1..64); ``max_cycles`` grows with it.
+
+    Examples
+    --------
+    >>> items = study_configs()
+    >>> len(items) == study_size()
+    True
+    >>> point, config = items[0]
+    >>> point
+    {'scenario': 'escalation', 'policy': 'row', 'pattern': 'all2all', 'ranks': 64, \
+'replicas': 1, 'routing': 'min', 'vc_sets': 'shared'}
+    >>> config["message_packets"], config["max_cycles"], config["sides"]
+    (1, 200000, [8, 8])
+    """
+    if isinstance(scale, bool) or not isinstance(scale, int) or not 1 <= scale <= MAX_SCALE:
+        raise ValueError(f"scale must be an integer in 1..{MAX_SCALE}")
+    endpoints = STUDY_MACHINE["sides"][0] * STUDY_MACHINE["sides"][1] * STUDY_MACHINE[
+        "concentration"]
+    base = {**STUDY_MACHINE, "message_packets": scale, "max_cycles": 200_000 * scale,
+            "seed": 0}
+    out = []
+    for scenario in ("escalation", "interference"):
+        for policy in STUDY_POLICIES:
+            for pattern in KERNEL_PATTERNS:
+                for ranks in STUDY_RANKS:
+                    replicas = range(1, endpoints // ranks + 1) if scenario == "escalation" \
+                        else (1,)
+                    for rep in replicas:
+                        for routing in STUDY_ROUTINGS:
+                            for vc_sets in STUDY_VC_SETS:
+                                point = {"scenario": scenario, "policy": policy,
+                                         "pattern": pattern, "ranks": ranks, "replicas": rep,
+                                         "routing": routing, "vc_sets": vc_sets}
+                                out.append((point, {**base, **point}))
+    return out
+
+
+def study_size() -> int:
+    """Number of runs of the study (independent of ``scale``).
+
+    >>> study_size()
+    2380
+    """
+    per_kernel_policy = sum(512 // r for r in STUDY_RANKS) + len(STUDY_RANKS)
+    return (len(STUDY_POLICIES) * len(KERNEL_PATTERNS) * per_kernel_policy
+            * len(STUDY_ROUTINGS) * len(STUDY_VC_SETS))

@@ -1,0 +1,233 @@
+"""Pages for simulation runs and sweeps. Thin: writes and results in ``services``,
+drawing in ``charts``; the progress scripts poll the API (static JS, no inline code)."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.utils.safestring import mark_safe
+from django.views import View
+from django.views.generic import DetailView, FormView, ListView
+
+from hxportal.errors import ConflictError
+from hxportal.roles import Role
+from hxportal.views import RoleRequiredMixin
+from simulation import charts, services
+from simulation.filtersets import SimulationRunFilterSet, SweepFilterSet
+from simulation.forms import RunForm, StudyForm, SweepForm
+from simulation.models import SimulationRun, Sweep
+
+MAX_TABLE_ROWS = 500
+
+
+def _form_errors(form, exc: ValidationError | ConflictError, default: str | None = None) -> None:
+    if isinstance(exc, ConflictError):
+        form.add_error(None, exc.message)
+        return
+    for field, problems in exc.message_dict.items():
+        leaf = field.split(".")[-1]
+        if leaf in form.fields:
+            name, prefix = leaf, ("" if leaf == field else f"{field}: ")
+        else:
+            name, prefix = (default if default in form.fields else None), f"{field}: "
+        form.add_error(name, [f"{prefix}{p}" for p in problems])
+
+
+class RunListView(RoleRequiredMixin, ListView):
+    template_name = "simulation/run_list.html"
+    context_object_name = "runs"
+    paginate_by = 50
+
+    def get_queryset(self):
+        data = self.request.GET.copy()
+        data.pop("page", None)
+        self.filterset = SimulationRunFilterSet(data, queryset=SimulationRun.objects
+                                                .select_related("user", "sweep")
+                                                .defer("result", "log"))
+        if not self.filterset.is_valid():
+            return SimulationRun.objects.none()
+        return self.filterset.qs.order_by("-created_at", "-id")
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        runs = context["runs"]
+        context.update(filterset=self.filterset,
+                       active=any(not r.is_terminal for r in runs),
+                       descriptions={r.pk: services.describe(r.config) for r in runs})
+        return context
+
+
+class RunCreateView(RoleRequiredMixin, FormView):
+    required_role = Role.OPERATOR
+    template_name = "simulation/run_form.html"
+    form_class = RunForm
+
+    def form_valid(self, form):
+        try:
+            run = services.start_run(form.config(), user=self.request.user,
+                                     machine=form.cleaned_data.get("machine"))
+        except (ValidationError, ConflictError) as exc:
+            _form_errors(form, exc, default="extra")
+            return self.form_invalid(form)
+        messages.success(self.request, f"Started simulation {run.pk}.")
+        return redirect(run)
+
+
+class RunDetailView(RoleRequiredMixin, DetailView):
+    template_name = "simulation/run_detail.html"
+    context_object_name = "run"
+    queryset = SimulationRun.objects.select_related("user", "sweep", "machine")
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        run = self.object
+        result = run.result or {}
+        context.update(
+            description=services.describe(run.config),
+            config_json=json.dumps(run.config, indent=2),
+            heatmap=mark_safe(charts.heatmap_svg(result)) if result else "",  # noqa: S308
+            apps=result.get("apps") or [],
+            summary=run.summary or {})
+        return context
+
+
+class SweepListView(RoleRequiredMixin, ListView):
+    template_name = "simulation/sweep_list.html"
+    context_object_name = "sweeps"
+    paginate_by = 50
+
+    def get_queryset(self):
+        data = self.request.GET.copy()
+        data.pop("page", None)
+        self.filterset = SweepFilterSet(data, queryset=services.with_counts(
+            Sweep.objects.select_related("user")))
+        if not self.filterset.is_valid():
+            return Sweep.objects.none()
+        return self.filterset.qs.order_by("-created_at", "-id")
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["progress"] = {s.pk: services.sweep_progress(s) for s in context["sweeps"]}
+        context["active"] = any(p["status"] in ("pending", "running")
+                                for p in context["progress"].values())
+        return context
+
+
+class SweepCreateView(RoleRequiredMixin, FormView):
+    required_role = Role.OPERATOR
+    template_name = "simulation/sweep_form.html"
+    form_class = SweepForm
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context.setdefault("study_form", StudyForm())
+        context["study_size"] = services.presets.study_size()
+        return context
+
+    def form_valid(self, form):
+        try:
+            sweep = services.create_sweep(name=form.cleaned_data["name"],
+                                          base=form.cleaned_data["base"],
+                                          parameters=form.parameters(), user=self.request.user)
+        except (ValidationError, ConflictError) as exc:
+            _form_errors(form, exc, default="base")
+            return self.form_invalid(form)
+        messages.success(self.request, f"Started sweep {sweep.pk} with {sweep.run_count} runs.")
+        return redirect(sweep)
+
+
+class StudyCreateView(RoleRequiredMixin, FormView):
+    """One click: the reference study on the 8x8, c = 8 machine."""
+
+    required_role = Role.OPERATOR
+    template_name = "simulation/sweep_form.html"
+    form_class = StudyForm
+
+    def get(self, request, *args, **kwargs):
+        return redirect("simulation:sweep_create")
+
+    def form_invalid(self, form):
+        return self.render_to_response({"form": SweepForm(), "study_form": form,
+                                        "study_size": services.presets.study_size()})
+
+    def form_valid(self, form):
+        try:
+            sweep = services.start_study(user=self.request.user,
+                                         scale=form.cleaned_data["scale"],
+                                         name=form.cleaned_data["name"])
+        except ValidationError as exc:
+            _form_errors(form, exc, default="scale")
+            return self.form_invalid(form)
+        messages.success(self.request, f"Started the reference study: {sweep.run_count} runs.")
+        return redirect(sweep)
+
+
+class SweepDetailView(RoleRequiredMixin, DetailView):
+    template_name = "simulation/sweep_detail.html"
+    context_object_name = "sweep"
+    queryset = Sweep.objects.select_related("user")
+
+    def _pick(self, name: str, options: list, default=None):
+        raw = self.request.GET.get(name)
+        for option in options:
+            if raw is not None and str(option) == raw:
+                return option
+        return default if default in options else (options[0] if options else None)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        sweep = self.object
+        rows = services.sweep_rows(sweep)
+        options = charts.choices(rows)
+        policies = options.get("policy", [])
+        sel = {key: self._pick(key, options.get(key, []))
+               for key in ("routing", "vc_sets", "ranks", "pattern")}
+        baseline = self._pick("baseline", policies,
+                              "diagonal" if "diagonal" in policies else None)
+        common = {k: sel[k] for k in ("routing", "vc_sets")}
+        line = charts.line_chart_svg(
+            charts.escalation_series(charts.select(rows, **common, ranks=sel["ranks"],
+                                                   pattern=sel["pattern"])),
+            x_label="replicas", y_label="makespan (cycles)", testid="escalation-chart")
+        groups, series = charts.interference_groups(
+            charts.select(rows, **common, ranks=sel["ranks"]), policies)
+        bars = charts.bar_chart_svg(groups, series, y_label="target completion (cycles)",
+                                    testid="interference-chart")
+        columns, table = charts.normalised_table(charts.select(rows, **common), baseline)
+        context.update(
+            progress=services.sweep_progress(sweep), rows=rows[:MAX_TABLE_ROWS],
+            rows_truncated=len(rows) > MAX_TABLE_ROWS, options=options, selected=sel,
+            baseline=baseline, policies=policies,
+            escalation_chart=mark_safe(line),  # noqa: S308 - escaped by charts
+            interference_chart=mark_safe(bars),  # noqa: S308 - escaped by charts
+            norm_columns=columns, norm_table=table[:MAX_TABLE_ROWS])
+        return context
+
+
+class SweepResultsCSVView(RoleRequiredMixin, View):
+    def get(self, request, pk: int):
+        sweep = get_object_or_404(Sweep, pk=pk)
+        response = HttpResponse(content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="sweep-{sweep.pk}.csv"'
+        writer = csv.DictWriter(response, fieldnames=services.RESULT_COLUMNS)
+        writer.writeheader()
+        for row in services.sweep_rows(sweep):
+            writer.writerow(row)
+        return response
+
+
+class SweepResultsJSONView(RoleRequiredMixin, View):
+    def get(self, request, pk: int):
+        sweep = get_object_or_404(Sweep, pk=pk)
+        body = {"sweep": sweep.pk, "name": sweep.name, "preset": sweep.preset,
+                "base": sweep.base, "parameters": sweep.parameters,
+                "progress": services.sweep_progress(sweep),
+                "results": services.sweep_rows(sweep)}
+        response = JsonResponse(body)
+        response["Content-Disposition"] = f'attachment; filename="sweep-{sweep.pk}.json"'
+        return response

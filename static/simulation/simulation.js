@@ -1,0 +1,147 @@
+// Simulation pages: live validation of the run form, progress polling, list refresh.
+// Static file (the CSP forbids inline scripts); talks to the v1 API with the session.
+"use strict";
+(() => {
+  const TERMINAL = new Set(["succeeded", "failed", "cancelled"]);
+
+  function csrfToken(root) {
+    const input = (root || document).querySelector("input[name=csrfmiddlewaretoken]");
+    return input ? input.value : "";
+  }
+
+  function collectConfig(form) {
+    const config = {};
+    let machine = null;
+    let extraError = null;
+    for (const el of form.querySelectorAll("[data-config]")) {
+      const name = el.dataset.config;
+      const raw = (el.value || "").trim();
+      if (name === "machine") { machine = raw || null; continue; }
+      if (name === "extra") {
+        if (!raw) continue;
+        try {
+          const extra = JSON.parse(raw);
+          if (extra && typeof extra === "object" && !Array.isArray(extra)) Object.assign(config, extra);
+          else extraError = "must be a JSON object";
+        } catch (e) { extraError = "not JSON: " + e.message; }
+        continue;
+      }
+      if (raw === "") continue;
+      if (name === "sides") {
+        config.sides = raw.replace(/x/g, ",").split(",").filter((p) => p.trim()).map(Number);
+      } else if (el.type === "number" || el.inputMode === "numeric") {
+        config[name] = Number(raw);
+      } else {
+        config[name] = raw;
+      }
+    }
+    if (machine) { delete config.sides; delete config.concentration; }
+    return { config, machine, extraError };
+  }
+
+  function showErrors(form, errors) {
+    for (const span of form.querySelectorAll("[data-error-for]")) span.textContent = "";
+    const fields = new Set([...form.querySelectorAll("[data-error-for]")].map((s) => s.dataset.errorFor));
+    for (const [key, problems] of Object.entries(errors || {})) {
+      const name = fields.has(key) ? key : "extra";
+      const span = form.querySelector(`[data-error-for="${name}"]`);
+      const text = Array.isArray(problems) ? problems.join(" ") : String(problems);
+      if (span) span.textContent += (name === key ? "" : key + ": ") + text + " ";
+    }
+  }
+
+  function liveValidation(form) {
+    const summary = form.querySelector("[data-testid=validation-summary]");
+    let timer = null;
+    let seq = 0;
+    const check = async () => {
+      const { config, machine, extraError } = collectConfig(form);
+      if (extraError) { showErrors(form, { extra: [extraError] }); return; }
+      const mine = ++seq;
+      const body = { config };
+      if (machine) body.machine = machine;
+      const response = await fetch(form.dataset.validateUrl, {
+        method: "POST", credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken(form),
+                   "Accept": "application/json" },
+        body: JSON.stringify(body),
+      });
+      if (mine !== seq) return;
+      const data = await response.json().catch(() => ({}));
+      if (response.ok && data.valid) {
+        showErrors(form, {});
+        form.dataset.valid = "1";
+        if (summary) summary.textContent = `OK: ${data.description}; ${data.endpoints} endpoints, ${data.total_vcs} VCs per port.`;
+      } else {
+        form.dataset.valid = "0";
+        showErrors(form, data.errors || { extra: [data.detail || "invalid"] });
+        if (summary) summary.textContent = data.detail || "";
+      }
+    };
+    const schedule = () => { clearTimeout(timer); timer = setTimeout(check, 250); };
+    form.addEventListener("input", schedule);
+    form.addEventListener("change", schedule);
+  }
+
+  function pollRun(box) {
+    const bar = box.querySelector("[data-testid=progress]");
+    const text = box.querySelector("[data-testid=progress-text]");
+    const status = box.querySelector("[data-testid=status]");
+    const tick = async () => {
+      try {
+        const response = await fetch(box.dataset.runUrl, { credentials: "same-origin",
+                                                           headers: { Accept: "application/json" } });
+        if (response.ok) {
+          const run = await response.json();
+          if (bar) bar.value = run.progress;
+          if (text) text.textContent = Math.round(run.progress * 100) + "%";
+          if (status) status.textContent = run.status;
+          if (TERMINAL.has(run.status)) { window.location.reload(); return; }
+        }
+      } catch (e) { /* network hiccup: try again */ }
+      setTimeout(tick, 1000);
+    };
+    setTimeout(tick, 500);
+  }
+
+  function pollSweep(box) {
+    const url = box.dataset.sweepUrl.replace(/(\d+)\/$/, "") ;
+    const id = box.dataset.sweepUrl.match(/(\d+)\/$/)[1];
+    const bar = box.querySelector("[data-testid=progress]");
+    const text = box.querySelector("[data-testid=progress-text]");
+    let shown = parseInt(box.dataset.done || "0", 10);
+    let lastReload = Date.now();
+    const tick = async () => {
+      try {
+        const response = await fetch(`${url}?id=${id}`, { credentials: "same-origin",
+                                                          headers: { Accept: "application/json" } });
+        if (response.ok) {
+          const sweep = (await response.json()).results[0];
+          if (sweep) {
+            const p = sweep.progress;
+            if (bar) { bar.max = p.total; bar.value = p.done; }
+            if (text) text.textContent = `${p.done}/${p.total} runs done`;
+            const finished = p.status !== "pending" && p.status !== "running";
+            // Partial results: redraw the page when runs finished, at most every 5 s.
+            if (finished || (p.done !== shown && Date.now() - lastReload > 5000)) {
+              shown = p.done; lastReload = Date.now();
+              window.location.reload();
+              return;
+            }
+          }
+        }
+      } catch (e) { /* try again */ }
+      setTimeout(tick, 1500);
+    };
+    setTimeout(tick, 1000);
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    for (const form of document.querySelectorAll("form[data-validate-url]")) liveValidation(form);
+    for (const box of document.querySelectorAll("[data-sim-poll][data-run-url]")) pollRun(box);
+    for (const box of document.querySelectorAll("[data-sim-poll][data-sweep-url]")) pollSweep(box);
+    for (const table of document.querySelectorAll("[data-sim-refresh]")) {
+      setTimeout(() => window.location.reload(), parseFloat(table.dataset.simRefresh) * 1000);
+    }
+  });
+})();

@@ -1,0 +1,119 @@
+"""Health and spare-calculator pages: roles, content, drain and estimate buttons."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from allocation import health, tasks
+from allocation.models import EstimationRun, Node
+from tests.allocation.test_health_spares import seed_history
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def client_for(users):
+    def make(role: str | None) -> Client:
+        client = Client()
+        if role is not None:
+            client.force_login(users[role])
+        return client
+    return make
+
+
+@pytest.fixture
+def history(machine, users):
+    seed_history(machine, users["operator"])
+    run = health.start_estimation(machine)
+    tasks.run_estimation.apply(args=[run.pk])
+    return run
+
+
+def pages(run_id: int) -> list[str]:
+    return ["/health/", "/machines/m4/health/", "/machines/m4/health/?benchmark=stream&window=7",
+            "/machines/m4/health/nodes/n01/", "/machines/m4/health/nodes/n30/",
+            f"/estimation-runs/{run_id}/", "/spares/",
+            "/spares/?n_node=100&p_abn=0.026&alpha_abn=3.53&t_bench=0.0167&t_cmpt=100"]
+
+
+@pytest.mark.parametrize("role", [None, "viewer", "operator"])
+def test_pages_need_sign_in_and_render(client_for, history, role):
+    for url in pages(history.pk):
+        response = client_for(role).get(url)
+        if role is None:
+            assert response.status_code == 302 and "/login/" in response["Location"], url
+        else:
+            assert response.status_code == 200, (url, response.status_code)
+            assert "<script>" not in response.content.decode()
+
+
+def test_machine_health_page_content(client_for, history):
+    html = client_for("viewer").get("/machines/m4/health/").content.decode()
+    assert html.count('<a class="node susp-') == 64
+    assert html.count('<a class="node susp-suspect') == 2
+    assert 'data-testid="histogram"' in html and "abnormal threshold" in html
+    assert 'data-testid="p-abn-stream"' in html and 'data-testid="t-bench-stream"' in html
+    assert 'data-hostname="n01"' in html
+    assert "Drain</button>" not in html, "viewers get no drain button"
+    operator_html = client_for("operator").get("/machines/m4/health/").content.decode()
+    assert 'data-testid="drain-n01"' in operator_html and "Estimate now" in operator_html
+
+
+def test_drain_and_estimate_buttons_need_an_operator(client_for, history, machine,
+                                                     django_capture_on_commit_callbacks):
+    body = {"hostname": "n01", "benchmark": "stream", "window": 30}
+    assert client_for("viewer").post("/machines/m4/health/drain/", body).status_code == 403
+    response = client_for("operator").post("/machines/m4/health/drain/", body)
+    assert response.status_code == 302
+    node = Node.objects.get(machine=machine, hostname="n01")
+    assert node.state == "drained" and node.state_reason.startswith("suspicion: ")
+    response = client_for("operator").post("/machines/m4/health/drain/",
+                                           {"hostname": "n30", "benchmark": "stream"},
+                                           follow=True)
+    assert "no abnormal" in response.content.decode() or \
+        Node.objects.get(machine=machine, hostname="n30").state == "drained"
+    assert client_for("viewer").post("/machines/m4/health/estimate/",
+                                     {"window_days": 30}).status_code == 403
+    with django_capture_on_commit_callbacks(execute=False):
+        response = client_for("operator").post("/machines/m4/health/estimate/",
+                                               {"window_days": 30, "benchmark": ""})
+    run = EstimationRun.objects.order_by("-pk").first()
+    assert response.status_code == 302 and response["Location"] == f"/estimation-runs/{run.pk}/"
+    page = client_for("viewer").get(f"/estimation-runs/{run.pk}/").content.decode()
+    assert 'data-refresh="2"' in page
+
+
+def test_spares_page_shows_curves_and_saving(client_for):
+    url = ("/spares/?n_node=100&p_abn=0.005&alpha_abn=10&t_bench=0.1&t_cmpt=10&t_comm=5")
+    html = client_for("viewer").get(url).content.decode()
+    assert 'data-testid="n-spare">3<' in html
+    assert 'data-testid="cost-curve"' in html and 'data-testid="time-curve"' in html
+    assert "As-is" in html and "optimum N_spare=3" in html and "saving 68.1%" in html
+    bad = client_for("viewer").get("/spares/?n_node=100&t_cmpt=10").content.decode()
+    assert "give it, or a machine" in bad and 'data-testid="spares-result"' not in bad
+
+
+def test_empty_machine_health_page(client_for, machine):
+    html = client_for("viewer").get("/machines/m4/health/").content.decode()
+    assert "No benchmark results" in html and html.count("susp-nodata") >= 64
+    assert client_for("viewer").get("/machines/nope/health/").status_code == 404
+    assert client_for("viewer").get("/machines/m4/health/nodes/zz/").status_code == 404
+    assert client_for("viewer").get("/machines/m4/health/?window=0").status_code == 200
+
+
+def test_query_counts_do_not_grow_with_history(client_for, api, history,
+                                               django_assert_max_num_queries):
+    client = client_for("viewer")
+    with django_assert_max_num_queries(20):
+        assert client.get("/machines/m4/health/").status_code == 200
+    with django_assert_max_num_queries(8):
+        assert api("viewer").get("/api/v1/benchmarks/?limit=200").status_code == 200
+    with django_assert_max_num_queries(8):
+        assert api("viewer").get("/api/v1/estimates/").status_code == 200
+
+
+def test_spares_page_per_node_names_the_nodes(client_for, history):
+    html = client_for("viewer").get(
+        "/spares/?n_node=40&t_cmpt=100&machine=m4&per_node=on").content.decode()
+    assert 'data-testid="chosen"' in html and "from estimate #" in html

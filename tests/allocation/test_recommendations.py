@@ -1,0 +1,125 @@
+"""Per-job recommendations: ranking, spares, caching, deadline, accept."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from allocation import jobs, recommendations, services
+from allocation.models import Allocation, Job, PolicyPrediction, Recommendation
+
+pytestmark = pytest.mark.django_db
+
+SPARES = {"p_abn": 0.026, "alpha_abn": 3.53, "t_bench": 0.0167}
+
+
+@pytest.fixture
+def ref(db, users):
+    """The reference 8x8, c = 8 machine, half full (four 64-node jobs)."""
+    machine = services.create_machine(name="ref", sides=[8, 8], concentration=8)
+    for i, policy in enumerate(["row", "diagonal", "row", "diagonal"]):
+        jobs.submit_job(owner=users["admin"], machine=machine, name=f"bg{i}", node_count=64,
+                        pattern="all-to-all", policy=policy)
+    return machine
+
+
+def ask(api, role="operator", **body):
+    payload = {"machine": "ref", "node_count": 64, "pattern": "all-to-all", "t_cmpt": 100,
+               "t_comm": 50, **SPARES}
+    payload.update(body)
+    return api(role).post("/api/v1/recommendations/", payload, format="json")
+
+
+def run_predictions(rec_id: int) -> None:
+    for prediction in PolicyPrediction.objects.filter(recommendation_id=rec_id):
+        recommendations.run_prediction(prediction.pk)
+
+
+@pytest.mark.parametrize("role", [None, "viewer", "operator", "admin"])
+def test_roles(api, ref, role):
+    response = ask(api, role, simulate=False)
+    assert response.status_code == {None: 401, "viewer": 403}.get(role, 200)
+    if role in ("operator", "admin"):
+        rec_id = response.json()["id"]
+        assert api("viewer").get(f"/api/v1/recommendations/{rec_id}/").status_code == 200
+        assert api("viewer").post(f"/api/v1/recommendations/{rec_id}/accept/").status_code \
+            == 403
+
+
+def test_analytic_ranking_is_immediate_complete_and_cached(api, ref):
+    first = ask(api, simulate=False)
+    assert first.status_code == 200, first.content
+    body = first.json()
+    assert body["status"] == "ready" and body["method"] == "analytic"
+    ranked = [e["policy"] for e in body["ranking"]]
+    assert len(ranked) == 8 and "least_loaded_diagonal" in ranked
+    rec = body["recommended"]
+    assert rec["policy"] == ranked[0] and rec["n_total"] == 64 + rec["n_spare"]
+    assert rec["sbatch"][0] == f"#SBATCH --nodes={rec['n_total']}"
+    assert rec["saving_vs_as_is"] > 1 and rec["saving_vs_default"] >= 1
+    assert rec["reason"].startswith(rec["policy"] + ": PB")
+    again = ask(api, simulate=False).json()
+    assert again["id"] == body["id"] and again["cached"] is True
+    jobs.submit_job(owner=ref.jobs.first().owner, machine=ref, name="new", node_count=8,
+                    pattern="uniform", policy="row")
+    assert ask(api, simulate=False).json()["id"] != body["id"], "occupancy changed: no cache"
+
+
+def test_simulated_ranking_replaces_the_analytic_one(api, ref):
+    response = ask(api)
+    assert response.status_code == 202
+    rec_id = response.json()["id"]
+    assert response.json()["progress"]["simulations"] == 8
+    run_predictions(rec_id)
+    body = api("viewer").get(f"/api/v1/recommendations/{rec_id}/").json()
+    assert body["status"] == "ready" and body["method"] == "simulation", body["note"]
+    assert body["progress"]["done"] == 8
+    simulated = [e for e in body["ranking"] if e.get("predicted_cycles")]
+    assert len(simulated) == 8
+    assert "cycles" in body["recommended"]["reason"]
+    costs = [e["expected_cost"] for e in body["ranking"]]
+    assert costs == sorted(costs)
+
+
+def test_overdue_simulations_fall_back_to_the_analytic_answer(api, ref):
+    rec_id = ask(api).json()["id"]
+    Recommendation.objects.filter(pk=rec_id).update(deadline=timezone.now() - timedelta(1))
+    body = api("viewer").get(f"/api/v1/recommendations/{rec_id}/").json()
+    assert body["status"] == "ready" and body["method"] == "analytic"
+    assert "did not finish within 30 s" in body["note"]
+
+
+def test_accept_allocates_primary_and_spares_once(api, ref):
+    body = ask(api, simulate=False).json()
+    response = api("operator").post(f"/api/v1/recommendations/{body['id']}/accept/", {},
+                                    format="json")
+    assert response.status_code == 201, response.content
+    job = Job.objects.get(pk=response.json()["id"])
+    n_spare = body["recommended"]["n_spare"]
+    assert job.policy == body["recommended"]["policy"]
+    assert Allocation.objects.filter(job=job, role="primary").count() == 64
+    assert Allocation.objects.filter(job=job, role="spare").count() == n_spare
+    again = api("operator").post(f"/api/v1/recommendations/{body['id']}/accept/", {},
+                                 format="json")
+    assert again.status_code == 409
+    other = api("operator2").post(f"/api/v1/recommendations/{body['id']}/accept/", {},
+                                  format="json")
+    assert other.status_code == 404
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"node_count": 300}, "node_count"),
+    ({"pattern": "gossip"}, "pattern"),
+    ({"t_cmpt": 0}, "t_cmpt"),
+    ({"t_comm": -5}, "t_comm"),
+    ({"alpha_abn": 1.0}, "alpha_abn"),
+    ({"p_abn": 2}, "p_abn"),
+    ({"machine": "nope"}, "machine"),
+])
+def test_bad_requests_are_400(api, ref, body, field):
+    response = ask(api, simulate=False, **body)
+    assert response.status_code == 400, response.content
+    assert field in response.json()["errors"]
+    assert not Recommendation.objects.exists()

@@ -1,0 +1,24 @@
+"""Fixtures of the simulation app tests: small configurations that simulate in ms."""
+
+from __future__ import annotations
+
+import pytest
+
+TINY = {"sides": [4, 4], "concentration": 4, "ranks": 16, "pattern": "all2all",
+        "policy": "diagonal", "max_cycles": 20_000}
+
+
+@pytest.fixture
+def tiny() -> dict:
+    """A 16-rank all-to-all on a 4x4, c = 4 HyperX (a few ms of simulation)."""
+    return dict(TINY)
+
+
+def run_pending(queryset) -> int:
+    """Execute every pending run of ``queryset`` through the task, in this process."""
+    from simulation import tasks
+
+    ids = list(queryset.filter(status="pending").order_by("id").values_list("id", flat=True))
+    for pk in ids:
+        tasks.run_simulation.apply(args=[pk])
+    return len(ids)

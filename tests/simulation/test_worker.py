@@ -1,0 +1,100 @@
+"""Simulation runs through the broker and real Celery worker processes.
+
+``test_runs_and_a_sweep_on_real_workers`` runs in both passes (SQLite +
+filesystem broker, PostgreSQL + Redis). The kill test needs PostgreSQL and
+Redis: it SIGKILLs the worker's pool process in the middle of a simulation and
+shows the redelivered task finishes the run exactly once.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+
+import pytest
+from django.conf import settings
+
+from hxportal.models import RunStatus
+from simulation import services
+from simulation.models import SimulationRun
+from tests.conftest import skip_or_fail
+from tests.simulation.conftest import TINY
+from tests.workers import celery_worker, purge_broker, wait_for
+
+#: A full 8x8, c = 8 machine under uniform load for a fixed number of cycles:
+#: several seconds of simulation, so a kill lands in the middle.
+LONG = {"ranks": 512, "pattern": "uniform", "rate": 0.8, "max_cycles": 40_000}
+
+
+def _log_tail(tmp_path) -> str:
+    return (tmp_path / "worker.log").read_text()[-4000:]
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_runs_and_a_sweep_on_real_workers(tmp_path, api, users):
+    purge_broker()
+    with celery_worker(tmp_path / "worker.log", concurrency=2):
+        response = api("operator").post("/api/v1/simulation-runs/", {"config": TINY},
+                                        format="json")
+        assert response.status_code == 202, response.content
+        run_id = response.json()["id"]
+        sweep = api("operator").post("/api/v1/sweeps/", {
+            "name": "fan-out", "base": TINY,
+            "parameters": {"policy": ["row", "diagonal"], "seed": [1, 2]}}, format="json")
+        assert sweep.status_code == 202, sweep.content
+        sweep_id = sweep.json()["id"]
+        try:
+            wait_for(lambda: api("viewer").get(f"/api/v1/sweeps/{sweep_id}/").json()[
+                "status"] == "succeeded" and SimulationRun.objects.get(pk=run_id).is_terminal,
+                timeout=180)
+        except AssertionError:
+            pytest.fail("runs did not finish; worker log:\n" + _log_tail(tmp_path))
+    run = SimulationRun.objects.get(pk=run_id)
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert run.attempts == 1 and run.progress == 1.0 and run.wall_seconds is not None
+    assert run.result["makespan_cycles"] > 0
+    detail = api("viewer").get(f"/api/v1/sweeps/{sweep_id}/").json()
+    assert detail["progress"]["done"] == 4 and detail["progress"]["failed"] == 0
+    assert all(r["makespan_cycles"] for r in detail["results"])
+    assert "simulation.tasks.run_simulation" in (tmp_path / "worker.log").read_text()
+
+
+def _pool_children(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "--ppid", str(pid), "-o", "pid="], capture_output=True,
+                         text=True, check=False).stdout
+    return [int(p) for p in out.split()]
+
+
+@pytest.mark.worker
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_killed_pool_process_the_run_finishes_exactly_once(tmp_path, on_postgres, users):
+    if not settings.CELERY_BROKER_URL.startswith("redis://"):
+        skip_or_fail("needs the Redis broker: run with CELERY_BROKER_URL=redis://...")
+    purge_broker()
+    with celery_worker(tmp_path / "worker.log", concurrency=1) as worker:
+        run = services.start_run(LONG, user=users["operator"])
+        try:
+            wait_for(lambda: SimulationRun.objects.filter(
+                pk=run.pk, status=RunStatus.RUNNING, progress__gt=0.05).exists(), timeout=120)
+        except AssertionError:
+            pytest.fail("run never got going; worker log:\n" + _log_tail(tmp_path))
+        children = _pool_children(worker.pid)
+        assert len(children) == 1, children
+        os.kill(children[0], signal.SIGKILL)
+        try:
+            wait_for(lambda: SimulationRun.objects.get(pk=run.pk).is_terminal, timeout=300)
+        except AssertionError:
+            pytest.fail("run did not finish after the kill; worker log:\n" + _log_tail(tmp_path))
+        assert _pool_children(worker.pid) != children  # the pool replaced its process
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert run.attempts >= 2
+    assert sum("simulating" in line for line in run.log) == run.attempts
+    assert sum(line.split(" ", 1)[1].startswith("done in") for line in run.log) == 1
+    assert run.result["cycles"] == LONG["max_cycles"] and run.progress == 1.0
+    assert SimulationRun.objects.filter(config_hash=run.config_hash).count() == 1
+    log = (tmp_path / "worker.log").read_text()
+    assert "signal 9" in log or "SIGKILL" in log or "WorkerLostError" in log, log[-3000:]

@@ -1,0 +1,177 @@
+"""Every route x every method x every role, generated from the URL registry.
+
+RULES names the minimum role of every API action and page. A route that is not
+in RULES fails ``test_every_route_has_a_rule``, so a new endpoint cannot ship
+without a permission decision. The matrix then checks: anonymous callers get
+401 (API) or the login redirect (pages); a role below the minimum gets 403;
+a role at or above it is not refused (any other status: 2xx, 400, 404, 405...).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from allocation import jobs, recommendations
+from allocation.models import Estimate, EstimationRun, Node
+from hxportal import services as accounts
+from simulation import services as simulation
+
+RANK = {None: 0, "viewer": 1, "operator": 2, "admin": 3}
+V, OP, A = "viewer", "operator", "admin"
+# API: "ViewClass.action" (viewsets) or "ViewClass.METHOD" (plain views) -> minimum role
+RULES = {
+    "MachineViewSet.list": V, "MachineViewSet.retrieve": V, "MachineViewSet.create": A,
+    "MachineViewSet.update": A, "MachineViewSet.partial_update": A,
+    "MachineViewSet.destroy": A, "MachineViewSet.compare": V, "MachineViewSet.preview": V,
+    "MachineViewSet.topology": V,
+    "NodeViewSet.list": V, "NodeViewSet.retrieve": V, "NodeViewSet.state": OP,
+    "NodeViewSet.update": A, "NodeViewSet.partial_update": A,
+    "JobViewSet.list": V, "JobViewSet.retrieve": V, "JobViewSet.create": OP,
+    "JobViewSet.allocate": OP, "JobViewSet.start": OP, "JobViewSet.release": OP,
+    "RecommendationViewSet.list": V, "RecommendationViewSet.retrieve": V,
+    "RecommendationViewSet.create": OP, "RecommendationViewSet.accept": OP,
+    "BenchmarkResultViewSet.list": V, "BenchmarkResultViewSet.create": OP,
+    "EstimateViewSet.list": V, "EstimateViewSet.retrieve": V,
+    "EstimationRunViewSet.list": V, "EstimationRunViewSet.retrieve": V,
+    "EstimationRunViewSet.create": OP,
+    "PartitionPropertiesView.POST": V, "SparesView.POST": V, "SparesView.GET": V,
+    "SelectFastestView.POST": V, "NodeHealthView.GET": V,
+    "SimulationRunViewSet.list": V, "SimulationRunViewSet.retrieve": V,
+    "SimulationRunViewSet.create": OP, "SimulationRunViewSet.validate": OP,
+    "SimulationRunViewSet.destroy": OP, "SimulationRunViewSet.cancel": OP,
+    "SweepViewSet.list": V, "SweepViewSet.retrieve": V, "SweepViewSet.create": OP,
+    "SweepViewSet.study": OP, "SweepViewSet.destroy": OP, "SweepViewSet.cancel": OP,
+    "SweepViewSet.results": V,
+    "SpectacularAPIView.GET": V, "SpectacularSwaggerSplitView.GET": V,
+}
+# Pages: "ViewClass.METHOD" -> minimum role (None: open to anonymous)
+PAGE_RULES = {
+    "RateLimitedLoginView": None, "LogoutView": None,
+    "MachineListView": V, "MachineCreateView": A, "MachineDetailView": V, "NodeListView": V,
+    "NodeStateView": OP, "HealthIndexView": V, "MachineHealthView": V, "DrainSuspectView": OP,
+    "StartEstimationView": OP, "NodeHealthPageView": V, "EstimationRunPageView": V,
+    "SparesPageView": V, "JobSubmitView": OP, "ComparePoliciesView": V, "RecommendFormView": OP,
+    "RecommendationListView": V, "RecommendationDetailView": V,
+    "RecommendationAcceptView": OP, "JobListView": V, "JobDetailView": V, "JobReleaseView": OP,
+    "RunListView": V, "RunCreateView": OP, "RunDetailView": V, "SweepListView": V,
+    "SweepCreateView": OP, "StudyCreateView": OP, "SweepDetailView": V,
+    "SweepResultsCSVView": V, "SweepResultsJSONView": V,
+}
+SAFE = {"GET", "HEAD", "OPTIONS"}
+
+
+def routes():
+    """(path regex, view class, {method: action or None}, is_api) for every route."""
+    def walk(resolver, prefix=""):
+        for pattern in resolver.url_patterns:
+            if isinstance(pattern, URLResolver):
+                yield from walk(pattern, prefix + str(pattern.pattern))
+            elif isinstance(pattern, URLPattern):
+                yield prefix + str(pattern.pattern), pattern.callback
+
+    for path, callback in walk(get_resolver()):
+        if path.startswith(("admin/", "static/")):
+            continue
+        cls = getattr(callback, "cls", None) or getattr(callback, "view_class", None)
+        actions = getattr(callback, "actions", None)
+        if actions is None:
+            methods = [m.upper() for m in getattr(cls, "http_method_names", [])
+                       if m not in ("options", "head", "trace") and hasattr(cls, m)]
+            actions = {m: None for m in methods}
+        else:
+            actions = {m.upper(): a for m, a in actions.items()}
+        yield path, cls, actions, path.startswith("api/")
+
+
+def rule_key(cls, method: str, action: str | None) -> str:
+    return f"{cls.__name__}.{action or method}"
+
+
+def test_every_route_has_a_rule():
+    missing = []
+    for path, cls, actions, is_api in routes():
+        for method, action in actions.items():
+            if is_api and rule_key(cls, method, action) not in RULES:
+                missing.append(f"{path} {method} ({rule_key(cls, method, action)})")
+            if not is_api and cls.__name__ not in PAGE_RULES:
+                missing.append(f"{path} ({cls.__name__})")
+    assert not missing, "routes without a permission rule:\n" + "\n".join(sorted(missing))
+
+
+@pytest.fixture
+def world(db, users, machine):
+    """One object of every kind, so every route with an id resolves."""
+    owner = users["operator"]
+    job = jobs.submit_job(owner=owner, machine=machine, name="j", node_count=4,
+                          pattern="uniform", policy="row")
+    rec, _ = recommendations.request_recommendation(
+        user=owner, machine=machine, node_count=4, pattern="uniform", t_cmpt=10, t_comm=1,
+        p_abn=0.01, alpha_abn=2.0, t_bench=0.1, simulate=False)
+    run = EstimationRun.objects.create(machine=machine, user=owner)
+    estimate = Estimate.objects.create(
+        machine=machine, benchmark="stream", window_start=timezone.now(),
+        window_end=timezone.now(), runs=10, abnormal_runs=1, jobs=1, t_bench=0.1,
+        alpha_abn=2.0, p_abn=0.1, p_abn_low=0.01, p_abn_high=0.3, run=run)
+    sim = simulation.start_run({"sides": [2, 2], "concentration": 2, "ranks": 8,
+                                "pattern": "uniform", "packets_per_task": 2,
+                                "max_cycles": 1000}, user=owner)
+    sweep = simulation.create_sweep(name="s", base={"sides": [2, 2], "concentration": 2,
+                                                    "ranks": 8, "max_cycles": 1000},
+                                    parameters={"seed": [1]}, user=owner)
+    ids = {"jobs": job.pk, "recommendations": rec.pk, "estimation-runs": run.pk,
+           "estimates": estimate.pk, "simulation-runs": sim.pk, "sweeps": sweep.pk,
+           "simulation/runs": sim.pk, "simulation/sweeps": sweep.pk,
+           "nodes": Node.objects.filter(machine=machine).first().pk}
+    return ids
+
+
+def concrete(path: str, ids: dict) -> str:
+    path = path.replace("^", "").replace("$", "")
+    for key in sorted(ids, key=len, reverse=True):
+        if key in path:
+            path = re.sub(r"\(\?P<pk>[^)]*\)|<int:pk>", str(ids[key]), path)
+    path = re.sub(r"\(\?P<name>[^)]*\)|<str:name>", "m4", path)
+    path = path.replace("<str:hostname>", "n01").replace("\\", "")
+    return "/" + path
+
+
+def cases():
+    for path, cls, actions, is_api in routes():
+        for method, action in actions.items():
+            yield pytest.param(path, cls, method, action, is_api,
+                               id=f"{method} /{path}")
+
+
+@pytest.mark.parametrize(("path", "cls", "method", "action", "is_api"), list(cases()))
+def test_matrix(world, users, path, cls, method, action, is_api):
+    url = concrete(path, world)
+    minimum = RULES.get(rule_key(cls, method, action)) if is_api else PAGE_RULES.get(
+        cls.__name__, "missing")
+    assert minimum != "missing"
+    for role in (None, "viewer", "operator", "admin"):
+        client = APIClient()
+        if role is not None:
+            if is_api:
+                key = accounts.issue_token(users[role], "matrix")
+                client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+            else:
+                client.force_login(users[role])
+        response = getattr(client, method.lower())(url, {}, format="json") \
+            if method not in SAFE else getattr(client, method.lower())(url)
+        code = response.status_code
+        if minimum is None:
+            assert code not in (401, 403), (role, url, code)
+        elif role is None:
+            expected = (401,) if is_api else (302,)
+            assert code in expected, (role, method, url, code)
+            if not is_api:
+                assert response["Location"].startswith(("/login/", "/admin/login/"))
+        elif RANK[role] < RANK[minimum]:
+            assert code == 403, (role, method, url, code)
+        else:
+            assert code not in (401, 403), (role, method, url, code, response.content[:300])
