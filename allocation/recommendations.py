@@ -13,7 +13,8 @@ How a recommendation is made
    inject more than 1 phit/cycle, so PB above 1 does not speed uniform traffic.
 3. One short packet-level simulation per policy runs as a Celery task
    (:class:`PolicyPrediction` rows): the job's pattern on its candidate, with
-   the other jobs' nodes sending background traffic. When all finish, the
+   the other jobs' nodes sending random-permutation background traffic at the
+   engine's default background rate (the engine's ``background`` scenario). When all finish, the
    ranking is redone from simulated completion times. If they do not finish
    within ``DEADLINE_SECONDS``, the analytic ranking stands and says so.
 4. Each policy's communication time is the job's ``t_comm`` (as measured under
@@ -149,11 +150,13 @@ def _create(user, machine: Machine, name: str, external_id: str, inputs: dict,
         machine=machine, user=user, name=name, external_id=external_id,
         node_count=inputs["node_count"], pattern=inputs["pattern"], inputs=inputs,
         cache_key=key, deadline=timezone.now() + timedelta(seconds=DEADLINE_SECONDS))
-    held = _held_fraction(machine)
-    rec.inputs = {**inputs, "held_fraction": held,
+    _, owner = jobs.occupancy(machine)
+    held = np.nonzero(owner > 0)[0]
+    rec.inputs = {**inputs, "held_fraction": float(held.size / max(owner.size, 1)),
+                  "held_endpoints": held.tolist(),
                   "candidates": [{**c.as_dict(), "endpoints": list(c.endpoints)}
                                  for c in candidates]}
-    factors = analytic_factors(rec.inputs["candidates"], held)
+    factors = analytic_factors(rec.inputs["candidates"], rec.inputs["held_fraction"])
     _store_ranking(rec, factors, RecommendationMethod.ANALYTIC, final=not inputs["simulate"])
     if inputs["simulate"]:
         from allocation import tasks
@@ -165,11 +168,6 @@ def _create(user, machine: Machine, name: str, external_id: str, inputs: dict,
                 seed=0)
             enqueue(prediction, tasks.predict_policy)
     return rec
-
-
-def _held_fraction(machine: Machine) -> float:
-    _, owner = jobs.occupancy(machine)
-    return float((owner > 0).mean()) if owner.size else 0.0
 
 
 # ----------------------------------------------------------------- scoring
@@ -290,7 +288,8 @@ def prediction_config(machine: Machine, rec: Recommendation, policy: str) -> dic
         ranks = 1 << (ranks.bit_length() - 1)  # Rabenseifner needs a power of two
     config = {"sides": list(machine.sides), "concentration": machine.concentration,
               "routing": "min", "vcs": 4, "vc_sets": "shared", "policy": policy,
-              "scenario": "interference" if rec.inputs.get("held_fraction") else "single",
+              "scenario": "background" if len(rec.inputs.get("held_endpoints", ())) >= 2
+              else "single",
               "pattern": kernel, "ranks": max(ranks, 2), "seed": 0,
               "max_cycles": 400_000, "message_packets": 1}
     if kernel == "uniform":
@@ -306,8 +305,12 @@ def predict_work(prediction: PolicyPrediction, reporter: RunReporter) -> dict:
     candidate = next(c for c in rec.inputs["candidates"] if c["policy"] == prediction.policy)
     config = SimConfig.from_dict(prediction.parameters)
     endpoints = _candidate_endpoints(rec, candidate)[: config.ranks]
-    reporter.log(f"simulating {config.pattern} on {prediction.policy} ({config.ranks} ranks)")
-    result = simulate(config, [endpoints], progress=reporter.progress)
+    partitions = [endpoints]
+    if config.scenario == "background":
+        partitions.append(np.asarray(rec.inputs["held_endpoints"], dtype=np.int64))
+    reporter.log(f"simulating {config.pattern} on {prediction.policy} ({config.ranks} ranks, "
+                 f"{len(rec.inputs.get('held_endpoints', ()))} busy endpoints as background)")
+    result = simulate(config, partitions, progress=reporter.progress)
     target = result.as_dict()["apps"][0]
     return {"completion_cycles": target["completion_cycles"], "cycles": result.cycles,
             "completed": bool(result.completed)}

@@ -52,8 +52,9 @@ def free_port() -> int:
 
 def call(url: str, token: str, body: dict | None = None) -> tuple[float, int]:
     data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url, data=data, method="POST" if data else "GET", headers={
-        "Authorization": f"Token {token}", "Content-Type": "application/json"})
+    headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
+    request = urllib.request.Request(  # noqa: S310 - http on loopback only
+        url, data=data, method="POST" if data else "GET", headers=headers)
     start = time.perf_counter()
     try:
         with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - loopback

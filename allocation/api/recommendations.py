@@ -67,7 +67,8 @@ class RecommendationSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_inputs(self, rec: Recommendation) -> dict:
-        return {k: v for k, v in rec.inputs.items() if k != "candidates"}
+        return {k: v for k, v in rec.inputs.items()
+                if k not in ("candidates", "held_endpoints")}
 
     def get_progress(self, rec: Recommendation) -> dict:
         statuses = list(rec.predictions.values_list("status", flat=True))

@@ -10,11 +10,13 @@ Under minimal routing a message between two switches of a partition travels
 only on the lines (rows, columns, ...) through those switches. So a switch
 whose lines carry many endpoints of *other* running jobs shares its links
 with their traffic. ``least_loaded_diagonal`` keeps Diagonal's character
-(whole free switches, a transversal while possible: PB 2 and switch locality
-on a 2D machine) but scans candidate switches from the quietest to the
-busiest, where a switch's load is the number of endpoints held by other jobs
-on the lines through it. On an empty machine every switch is equally quiet and
-the result is exactly Diagonal's.
+(whole free switches, complete transversals while possible: PB 2 and switch
+locality on a 2D machine) and, among all transversals, takes the one whose
+switches carry the least load, a switch's load being the number of endpoints
+held by other jobs on the lines through it. In 2D that is an exact min-cost
+assignment of rows to columns, round after round; for other q a greedy scan
+from the quietest switch. On an empty machine the result is exactly
+Diagonal's.
 
 >>> import numpy as np
 >>> from allocation.hyperx import HyperX, allocate
@@ -27,18 +29,20 @@ the result is exactly Diagonal's.
 >>> sorted(set(hx.switch_of(plain).tolist()))    # rows 0 and 1 share links with it
 [1, 6, 8]
 >>> quiet = allocate(hx, free, "least_loaded_diagonal", 12, busy=busy)
->>> sorted(set(hx.switch_of(quiet).tolist()))    # only one switch in a loaded row
-[3, 9, 14]
+>>> sorted(set(hx.switch_of(quiet).tolist()))    # one switch in a loaded line, not 3
+[5, 10, 15]
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.optimize import linear_sum_assignment
 
 from ._kernels import transversal_rounds
 from .topology import HyperX
 
 OWN_POLICIES: tuple[str, ...] = ("least_loaded_diagonal",)
+_BLOCKED = 1e12
 
 
 def line_load(topology: HyperX, busy: np.ndarray) -> np.ndarray:
@@ -53,6 +57,42 @@ def line_load(topology: HyperX, busy: np.ndarray) -> np.ndarray:
     return load.reshape(-1)
 
 
+def _quiet_transversal(cost: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Exactly ``k`` (row, column) pairs, no row or column twice, of least total cost.
+
+    A size-``k`` matching is a perfect matching of the matrix padded with free
+    "unused" columns for the rows and "unused" rows for the columns (but never
+    unused with unused), solved by scipy's Hungarian ``linear_sum_assignment``.
+    """
+    n0, n1 = cost.shape
+    padded = np.zeros((n0 + n1 - k, n0 + n1 - k))
+    padded[:n0, :n1] = cost
+    padded[n0:, n1:] = _BLOCKED
+    rows, cols = linear_sum_assignment(padded)
+    real = (rows < n0) & (cols < n1)
+    return rows[real], cols[real]
+
+
+def _quiet_transversals(sides: tuple[int, ...], full: np.ndarray, load: np.ndarray,
+                        k: int) -> np.ndarray:
+    """2D: ``k`` fully free switches as rounds of transversals (no two in a row or
+    column), each round the least loaded one."""
+    n0, n1 = sides
+    usable = full.copy()
+    chosen: list[int] = []
+    while len(chosen) < k:
+        cost = np.where(usable, load, _BLOCKED).reshape(n0, n1).astype(np.float64)
+        rows, cols = _quiet_transversal(cost, min(k - len(chosen), n0, n1))
+        ok = cost[rows, cols] < _BLOCKED
+        picks = (rows * n1 + cols)[ok]
+        if picks.size == 0:
+            break
+        picks = picks[np.lexsort((picks, load[picks]))]
+        chosen.extend(int(p) for p in picks)
+        usable[picks] = False
+    return np.asarray(chosen, dtype=np.int64)
+
+
 def least_loaded_diagonal(topology: HyperX, free: np.ndarray, full: np.ndarray,
                           busy: np.ndarray, size: int) -> np.ndarray:
     """Switch ids in pick order; the caller takes their free endpoints."""
@@ -60,9 +100,13 @@ def least_loaded_diagonal(topology: HyperX, free: np.ndarray, full: np.ndarray,
     smax = max(topology.sides)
     load = line_load(topology, busy)
     ids = np.arange(topology.n_switches, dtype=np.int64)
-    full_ids = ids[full]
-    full_ids = full_ids[np.lexsort((full_ids, load[full_ids]))]
-    picks = transversal_rounds(coords, full_ids, free, size, smax)
+    c = topology.concentration
+    if topology.dimensions == 2 and load.any():
+        picks = _quiet_transversals(topology.sides, full, load, -(-size // c))
+    else:  # nothing else runs (or q != 2): greedy transversals, quietest first
+        full_ids = ids[full]
+        full_ids = full_ids[np.lexsort((full_ids, load[full_ids]))]
+        picks = transversal_rounds(coords, full_ids, free, size, smax)
     got = int(free[picks].sum())
     if got < size:
         part = ids[(free > 0) & ~full]

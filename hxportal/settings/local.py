@@ -24,4 +24,4 @@ def _local_secret_key() -> str:
 SECRET_KEY = env_str("SECRET_KEY") or _local_secret_key()
 # Serve static files straight from the source folders while developing.
 WHITENOISE_USE_FINDERS = True
-STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405 - WhiteNoise wants it to exist
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise wants it to exist

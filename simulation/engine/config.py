@@ -33,7 +33,7 @@ __all__ = [
 ROUTINGS = ("dor", "min", "valiant", "omniwar")
 VC_SETS = ("shared", "per_partition")
 ALLOCATORS = ("random", "round_robin")
-SCENARIOS = ("single", "escalation", "interference")
+SCENARIOS = ("single", "escalation", "interference", "background")
 OPEN_LOOP_PATTERNS = ("uniform", "permutation", "switch_permutation")
 KERNEL_PATTERNS = ("all2all", "allreduce", "stencil4", "stencil8", "random_involution")
 PATTERNS = OPEN_LOOP_PATTERNS + KERNEL_PATTERNS
@@ -109,7 +109,7 @@ class SimConfig:
         ``h`` network links, ejection link, serialisation).
     policy : str
         Allocation policy used to build partitions (one of the seven).
-    scenario : {'single', 'escalation', 'interference'}
+    scenario : {'single', 'escalation', 'interference', 'background'}
         How applications are placed (see :mod:`simulation.engine.scenarios`).
     pattern : str
         Open-loop pattern (``uniform``, ``permutation``,
@@ -265,7 +265,8 @@ class SimConfig:
             fail("ranks", f"{self.ranks} ranks exceed the {self.endpoints} endpoints")
         if self.scenario == "escalation" and self.replicas * self.ranks > self.endpoints:
             fail("replicas", f"{self.replicas} x {self.ranks} ranks exceed the machine")
-        if self.scenario == "interference" and self.ranks >= self.endpoints - 1:
+        if self.scenario in ("interference", "background") and \
+                self.ranks >= self.endpoints - 1:
             fail("ranks", "interference needs at least 2 background endpoints")
         if self.pattern == "allreduce" and self.ranks & (self.ranks - 1):
             fail("ranks", "allreduce needs a power-of-two number of ranks")
@@ -280,7 +281,7 @@ class SimConfig:
         if self.vc_sets == "shared":
             return 1
         apps = self.replicas if self.scenario == "escalation" else 1
-        return apps + (1 if self.scenario == "interference" else 0)
+        return apps + (1 if self.scenario in ("interference", "background") else 0)
 
     @property
     def total_vcs(self) -> int:

@@ -5,7 +5,11 @@
   partitions of the policy;
 - ``interference``: one target application; every endpoint outside the
   target partition(s) sends a random permutation (open loop, unbounded) at
-  ``background_rate``.
+  ``background_rate``;
+- ``background``: the first partition runs the application; the endpoints of
+  the other partitions (the jobs already running on a real machine) send the
+  random-permutation background; free endpoints stay idle. This is how a
+  recommendation simulates a candidate on the live occupancy.
 
 With ``vc_sets='per_partition'`` each application, and the background, gets
 its own set of ``vcs`` VCs.
@@ -108,9 +112,19 @@ def build_apps(config: SimConfig, partitions: list[np.ndarray]) -> list[AppSpec]
     >>> apps = build_apps(cfg, [np.array([0, 1, 2, 3])])
     >>> [(a.role, len(a.endpoints)) for a in apps]
     [('app', 4), ('background', 4)]
+    >>> cfg = SimConfig(sides=(2, 2), concentration=2, ranks=4, scenario="background")
+    >>> apps = build_apps(cfg, [np.array([0, 1, 2, 3]), np.array([4, 5])])
+    >>> [(a.role, len(a.endpoints)) for a in apps]
+    [('app', 4), ('background', 2)]
     """
     parts = check_partitions(partitions, config.endpoints)
-    if config.scenario == "single":
+    background = None
+    if config.scenario == "background":
+        if len(parts) < 2:
+            raise ValueError("partitions: the background scenario needs the target partition "
+                             "and at least one background partition")
+        background = np.concatenate(parts[1:])
+    if config.scenario in ("single", "background"):
         parts = parts[:1]
     per = config.vc_sets == "per_partition"
     kernel = config.is_kernel
@@ -130,10 +144,12 @@ def build_apps(config: SimConfig, partitions: list[np.ndarray]) -> list[AppSpec]
         )
         for i, p in enumerate(parts)
     ]
-    if config.scenario == "interference":
-        busy = np.zeros(config.endpoints, dtype=bool)
-        busy[np.concatenate(parts)] = True
-        bg = np.nonzero(~busy)[0]
+    if config.scenario in ("interference", "background"):
+        if background is None:
+            busy = np.zeros(config.endpoints, dtype=bool)
+            busy[np.concatenate(parts)] = True
+            background = np.nonzero(~busy)[0]
+        bg = background
         if bg.size >= 2:
             apps.append(
                 AppSpec(
