@@ -24,7 +24,21 @@ class BodySizeLimitMiddleware:
             return JsonResponse(
                 {"detail": f"Request body of {length} bytes exceeds the limit of {limit} bytes."},
                 status=413)
+        if _has_nul(request):
+            return JsonResponse({"detail": "NUL characters are not allowed in requests.",
+                                 "errors": {"non_field_errors": ["NUL character"]}},
+                                status=400)
         return self.get_response(request)
+
+
+def _has_nul(request) -> bool:
+    """NUL cannot be stored in PostgreSQL text; refuse it up front, wherever it hides."""
+    if "%00" in request.META.get("QUERY_STRING", "") or "\x00" in request.path:
+        return True
+    content_type = request.META.get("CONTENT_TYPE", "")
+    if content_type.startswith("application/x-www-form-urlencoded"):
+        return b"%00" in request.body or b"\x00" in request.body
+    return False
 
 
 class PagesLoginRequiredMiddleware(LoginRequiredMiddleware):

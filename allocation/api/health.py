@@ -42,7 +42,7 @@ from allocation.models.benchmarks import (
     MAX_WINDOW_DAYS,
 )
 from hxportal import hostlists
-from hxportal.api.filters import HostlistFilter
+from hxportal.api.filters import BoundedIsoDateTimeFilter, HostlistFilter
 from hxportal.api.parsers import json_depth_exceeds
 from hxportal.models import ApiToken, TokenScope
 from hxportal.roles import Role, role_at_least
@@ -98,8 +98,8 @@ class BenchmarkResultFilterSet(filters.FilterSet):
                              help_text="Portal id or external id.")
     benchmark = filters.CharFilter(max_length=64)
     hostlist = HostlistFilter(field_name="node__hostname", max_length=100_000)
-    since = filters.IsoDateTimeFilter(field_name="measured_at", lookup_expr="gte")
-    until = filters.IsoDateTimeFilter(field_name="measured_at", lookup_expr="lte")
+    since = BoundedIsoDateTimeFilter(field_name="measured_at", lookup_expr="gte")
+    until = BoundedIsoDateTimeFilter(field_name="measured_at", lookup_expr="lte")
 
     class Meta:
         model = BenchmarkResult

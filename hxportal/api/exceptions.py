@@ -7,7 +7,7 @@ problems appear under ``detail`` only.
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import IntegrityError
+from django.db import DataError, IntegrityError
 from rest_framework import status
 from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.response import Response
@@ -43,6 +43,10 @@ def exception_handler(exc, context):
                              "errors": {exc.field or "non_field_errors": [exc.message]}},
                             status=status.HTTP_409_CONFLICT)
         return response
+    elif isinstance(exc, DataError):
+        # Last line of defence: a value the database cannot store is the caller's error.
+        exc = ValidationError({"non_field_errors": [
+            f"a value is out of range for the database: {str(exc).splitlines()[0][:200]}"]})
     elif isinstance(exc, IntegrityError):
         exc = Conflict(f"Conflicts with existing data: {str(exc).splitlines()[0][:200]}")
     response = drf_exception_handler(exc, context)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django import forms
+from django_filters.fields import IsoDateTimeField
 from django_filters import rest_framework as filters
 from rest_framework.exceptions import ValidationError
 
@@ -22,6 +25,24 @@ class HostlistFormField(forms.CharField):
             return hostlists.expand(value)
         except hostlists.HostlistError as exc:
             raise forms.ValidationError(str(exc)) from exc
+
+
+MAX_UTC_OFFSET = timedelta(hours=14)
+
+
+class BoundedIsoDateTimeField(IsoDateTimeField):
+    """ISO 8601 with a real-world UTC offset (PostgreSQL refuses e.g. -20:53)."""
+
+    def clean(self, value):
+        value = super().clean(value)
+        if value is not None and value.utcoffset() is not None and \
+                abs(value.utcoffset()) > MAX_UTC_OFFSET:
+            raise forms.ValidationError("the UTC offset must be within +-14:00")
+        return value
+
+
+class BoundedIsoDateTimeFilter(filters.IsoDateTimeFilter):
+    field_class = BoundedIsoDateTimeField
 
 
 class HostlistFilter(filters.Filter):

@@ -327,3 +327,9 @@ def test_deleting_a_machine_deletes_its_history(api, job):
     api("operator").post("/api/v1/benchmarks/", upload(job.pk, NORMAL), format="json")
     Machine.objects.filter(name="m4").delete()
     assert not BenchmarkResult.objects.exists()
+
+
+def test_impossible_utc_offset_in_a_time_filter_is_400(api, machine):
+    response = api("viewer").get("/api/v1/benchmarks/?until=0116-12-19T08:29:34-20:53")
+    assert response.status_code == 400
+    assert "until" in response.json()["errors"]

@@ -220,3 +220,19 @@ def test_allocated_filter_counts_never_allocated_nodes_as_free(api, machine, use
     held = api("viewer").get("/api/v1/nodes/?machine=m4&allocated=true").json()
     free = api("viewer").get("/api/v1/nodes/?machine=m4&allocated=false").json()
     assert (held["count"], free["count"]) == (8, 56)
+
+
+@pytest.mark.parametrize("request_kind", ["query", "form", "json"])
+def test_nul_characters_are_400_never_500(api, machine, request_kind):
+    client = api("admin")
+    if request_kind == "query":
+        response = client.get("/api/v1/nodes/?machine=m%004")
+    elif request_kind == "form":
+        response = client.post("/api/v1/partitions/properties/", "machine=m%004&hostlist=n01",
+                               content_type="application/x-www-form-urlencoded")
+    else:
+        response = client.post("/api/v1/partitions/properties/",
+                               '{"machine": "m\\u00004", "hostlist": "n01"}',
+                               content_type="application/json")
+    assert response.status_code == 400
+    assert "NUL" in response.json()["detail"]

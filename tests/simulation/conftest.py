@@ -22,3 +22,13 @@ def run_pending(queryset) -> int:
     for pk in ids:
         tasks.run_simulation.apply(args=[pk])
     return len(ids)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Slow runs (the whole study) only when asked for with ``-m slow`` (make test-slow)."""
+    if "slow" in (config.getoption("-m") or ""):
+        return
+    skip = pytest.mark.skip(reason="slow: run with -m slow (make test-slow)")
+    for item in items:
+        if "tests/simulation/" in str(item.fspath) and item.get_closest_marker("slow"):
+            item.add_marker(skip)
