@@ -172,12 +172,12 @@ def line_chart_svg(series: dict[str, list[tuple[float, float]]], *, x_label: str
 
 def bar_chart_svg(groups: list[tuple[str, list[tuple[str, float | None]]]],
                   series: Sequence[str], *, y_label: str, testid: str = "bar-chart",
-                  width: int = 760, height: int = 320) -> str:
+                  width: int = 860, height: int = 320) -> str:
     """Grouped bars: ``[(group, [(series, value)])]``; a missing value leaves a gap."""
     values = [v for _, bars in groups for _, v in bars if v is not None]
     if not values:
         return ""
-    left, right, top, bottom = 64, 150, 16, 44
+    left, right, top, bottom = 64, 210, 16, 44
     pw, ph = width - left - right, height - top - bottom
     y_max = _nice_max(max(values))
     group_w = pw / max(1, len(groups))

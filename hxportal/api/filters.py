@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django import forms
-from django_filters.fields import IsoDateTimeField
 from django_filters import rest_framework as filters
+from django_filters.fields import IsoDateTimeField
 from rest_framework.exceptions import ValidationError
 
 from hxportal import hostlists
