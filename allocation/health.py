@@ -497,6 +497,11 @@ def ingest(rows: Sequence[ParsedRow]) -> IngestResult:
         job_ids_by_benchmark[benchmark].append(job_id)
     replaced = 0
     with transaction.atomic():
+        # Lock the jobs (in id order, so two uploads never deadlock): concurrent
+        # uploads for one job then replace each other instead of colliding.
+        list(Job.objects.select_for_update().filter(
+            pk__in=sorted({job_id for job_id, _ in groups})).order_by("pk").values_list(
+            "pk", flat=True))
         for benchmark, job_ids in job_ids_by_benchmark.items():
             for chunk in _chunks(sorted(job_ids)):
                 replaced += BenchmarkResult.objects.filter(

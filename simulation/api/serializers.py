@@ -48,14 +48,19 @@ class RunCreateSerializer(serializers.Serializer):
 
 
 class ValidationResultSerializer(serializers.Serializer):
+    """``valid`` true with the full config and sizes, or false with the errors."""
+
     valid = serializers.BooleanField()
-    config = serializers.JSONField()
-    endpoints = serializers.IntegerField()
-    switches = serializers.IntegerField()
-    total_vcs = serializers.IntegerField()
-    description = serializers.CharField()
-    config_hash = serializers.CharField()
-    engine_version = serializers.CharField()
+    config = serializers.JSONField(required=False)
+    endpoints = serializers.IntegerField(required=False)
+    switches = serializers.IntegerField(required=False)
+    total_vcs = serializers.IntegerField(required=False)
+    description = serializers.CharField(required=False)
+    config_hash = serializers.CharField(required=False)
+    engine_version = serializers.CharField(required=False)
+    detail = serializers.CharField(required=False)
+    errors = serializers.DictField(child=serializers.ListField(child=serializers.CharField()),
+                                   required=False)
 
 
 class SweepProgressSerializer(serializers.Serializer):
