@@ -56,7 +56,8 @@ def allocation_rounds(machine: Machine, owner) -> tuple[int, int]:
         pending = [jobs.create_job(owner=owner, machine=machine, name=f"r{round_no}-{i}",
                                    node_count=24, pattern="uniform") for i in range(THREADS)]
         results = run_concurrently([
-            (lambda j=j, i=i: jobs.allocate_job(j, "random_endpoint", seed=round_no * 10 + i))
+            (lambda j=j, seed=round_no * 10 + i: jobs.allocate_job(j, "random_endpoint",
+                                                                   seed=seed))
             for i, j in enumerate(pending)])
         if double_allocated(machine):
             bad_rounds += 1
