@@ -257,8 +257,8 @@ def _store_reused(run: SimulationRun, source: SimulationRun) -> None:
     run.progress = 1.0
     run.started_at = run.finished_at = now
     run.log = [f"{now:%H:%M:%S} identical to run {source.pk}: result reused, not simulated"]
-    run.summary = summarise(run.result)
     run.wall_seconds = 0.0
+    run.summary = {**summarise(run.result), "wall_seconds": 0.0}
     run.save()
 
 
@@ -284,8 +284,10 @@ def simulate_work(run: SimulationRun, reporter: RunReporter) -> dict[str, Any]:
 
 
 def _store_summary(run: SimulationRun) -> None:
-    run.summary = summarise(run.result)
-    run.wall_seconds = float((run.result or {}).get("wall_seconds") or 0.0)
+    result = run.result or {}
+    run.wall_seconds = 0.0 if result.get("reused_from") else float(
+        result.get("wall_seconds") or 0.0)
+    run.summary = {**summarise(result), "wall_seconds": run.wall_seconds}
     run.save(update_fields=["summary", "wall_seconds"])
 
 

@@ -217,3 +217,7 @@ def test_study_endpoint_launches_the_reference_study(api, django_capture_on_comm
     assert body["progress"]["total"] == 2380
     assert api("operator").post("/api/v1/sweeps/study/", {"scale": 0},
                                 format="json").status_code == 400
+    with django_capture_on_commit_callbacks(execute=False):
+        admin = api("admin").post("/api/v1/sweeps/study/", {"scale": 2, "name": "big"},
+                                  format="json")
+    assert admin.status_code == 202 and admin.json()["name"] == "big"

@@ -95,6 +95,7 @@ def test_sweep_runs_reuse_at_execution(tiny):
     rows = {r["seed"]: r for r in services.sweep_rows(again)}
     original = sweep.runs.get(config__seed=1)
     assert rows[1]["reused_from"] == original.pk and rows[2]["reused_from"] is None
+    assert rows[1]["wall_seconds"] == 0.0 and rows[2]["wall_seconds"] > 0
     assert any("reused" in line for line in again.runs.get(config__seed=1).log)
 
 

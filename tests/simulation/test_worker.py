@@ -16,7 +16,7 @@ import pytest
 from django.conf import settings
 
 from hxportal.models import RunStatus
-from simulation import services
+from simulation import services, tasks
 from simulation.models import SimulationRun
 from tests.conftest import skip_or_fail
 from tests.simulation.conftest import TINY
@@ -98,3 +98,23 @@ def test_killed_pool_process_the_run_finishes_exactly_once(tmp_path, on_postgres
     assert SimulationRun.objects.filter(config_hash=run.config_hash).count() == 1
     log = (tmp_path / "worker.log").read_text()
     assert "signal 9" in log or "SIGKILL" in log or "WorkerLostError" in log, log[-3000:]
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_soft_time_limit_fails_the_run_with_timeout(tmp_path, users, monkeypatch):
+    # The sender's task options travel in the message (both sides read the same settings).
+    monkeypatch.setattr(tasks.run_simulation, "soft_time_limit", 1)
+    monkeypatch.setattr(tasks.run_simulation, "time_limit", 60)
+    monkeypatch.setattr(tasks.run_simulation, "_exec_options", None)  # Celery's cache
+    purge_broker()
+    env = {"HX_TASK_SOFT_TIME_LIMIT": "1", "HX_TASK_TIME_LIMIT": "60"}
+    with celery_worker(tmp_path / "worker.log", extra_env=env):
+        run = services.start_run({**LONG, "max_cycles": 200_000}, user=users["operator"])
+        try:
+            wait_for(lambda: SimulationRun.objects.get(pk=run.pk).is_terminal, timeout=120)
+        except AssertionError:
+            pytest.fail("run did not stop; worker log:\n" + _log_tail(tmp_path))
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED and run.error == "timeout", (run.status, run.error)
+    assert run.result is None and run.attempts == 1
