@@ -91,9 +91,13 @@ TERMINAL_RUN_STATUSES = RunStatus.terminal()
 class TrackedRun(models.Model):
     """Long work as a row: the row id is the Celery task id and the row is the truth.
 
-    Subclasses add their own inputs; the runner in ``hxportal.runs`` claims,
-    executes and stores them so a redelivered message never repeats a result.
+    Subclasses add their own inputs and name their Celery task in ``task_name``;
+    the runner in ``hxportal.runs`` claims, executes and stores them so a
+    redelivered message never repeats a result, and re-sends rows whose message
+    never reached the broker.
     """
+
+    task_name: str = ""
 
     status = models.CharField(max_length=16, choices=RunStatus.choices,
                               default=RunStatus.PENDING, db_index=True)
@@ -106,6 +110,8 @@ class TrackedRun(models.Model):
     result = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True, default="")
     attempts = models.PositiveIntegerField(default=0)
+    sent_at = models.DateTimeField(null=True, blank=True,
+                                   help_text="When the broker accepted the task message.")
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

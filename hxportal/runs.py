@@ -10,9 +10,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
+from celery import current_app
 from celery.exceptions import SoftTimeLimitExceeded
+from django.apps import apps
 from django.db import transaction
 from django.utils import timezone
 
@@ -23,10 +26,44 @@ MAX_LOG_LINES = 500
 
 
 def enqueue(run: TrackedRun, task: Any) -> None:
-    """Send ``task`` for ``run`` once the surrounding transaction commits."""
-    args = [run.pk]
-    task_id = run.task_id
-    transaction.on_commit(lambda: task.apply_async(args=args, task_id=task_id))
+    """Send ``task`` for ``run`` once the surrounding transaction commits.
+
+    If the broker is down the request still succeeds: the row stays pending with
+    no ``sent_at`` and :func:`resend_unsent` sends it when the broker is back.
+    """
+    model, pk, task_id = type(run), run.pk, run.task_id
+    transaction.on_commit(
+        lambda: _send(model, pk, task_id, lambda: task.apply_async(args=[pk], task_id=task_id)),
+        robust=True)
+
+
+def _send(model: type[TrackedRun], pk: int, task_id: str, publish: Callable[[], Any]) -> bool:
+    try:
+        publish()
+    except Exception:  # the broker is unreachable: the sweeper retries
+        logger.warning("could not send %s; it stays queued for the sweeper", task_id,
+                       exc_info=True)
+        return False
+    model.objects.filter(pk=pk, sent_at__isnull=True).update(sent_at=timezone.now())
+    return True
+
+
+def tracked_run_models() -> list[type[TrackedRun]]:
+    return [m for m in apps.get_models() if issubclass(m, TrackedRun) and m.task_name]
+
+
+def resend_unsent(older_than_seconds: float = 30.0) -> int:
+    """Send every pending run whose message never reached the broker (beat task body)."""
+    cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
+    sent = 0
+    for model in tracked_run_models():
+        unsent = model.objects.filter(status=RunStatus.PENDING, sent_at__isnull=True,
+                                      created_at__lt=cutoff).order_by("pk")
+        for run in unsent.only("pk").iterator(chunk_size=500):
+            task_id = run.task_id
+            sent += _send(model, run.pk, task_id, lambda pk=run.pk, task_id=task_id, m=model:
+                          current_app.send_task(m.task_name, args=[pk], task_id=task_id))
+    return sent
 
 
 class RunReporter:

@@ -75,6 +75,8 @@ class Sweep(models.Model):
 class SimulationRun(TrackedRun):
     """One simulation: a validated engine configuration, run on a worker."""
 
+    task_name = "simulation.tasks.run_simulation"
+
     config = models.JSONField(help_text="Full engine configuration (SimConfig.to_dict()).")
     engine_version = models.CharField(max_length=16)
     config_hash = models.CharField(max_length=64, db_index=True,

@@ -56,6 +56,8 @@ class BenchmarkResult(models.Model):
 class EstimationRun(TrackedRun):
     """Re-estimate ``p_abn``, ``alpha_abn`` and ``t_bench`` of one machine from a window."""
 
+    task_name = "allocation.tasks.run_estimation"
+
     machine = models.ForeignKey("allocation.Machine", on_delete=models.CASCADE,
                                 related_name="estimation_runs")
     benchmark = models.CharField(max_length=64, blank=True, default="",

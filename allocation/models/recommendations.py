@@ -64,6 +64,8 @@ class Recommendation(models.Model):
 class PolicyPrediction(TrackedRun):
     """One policy's short simulation for a recommendation (a Celery task each)."""
 
+    task_name = "allocation.tasks.predict_policy"
+
     recommendation = models.ForeignKey(Recommendation, on_delete=models.CASCADE,
                                        related_name="predictions")
     policy = models.CharField(max_length=32)
