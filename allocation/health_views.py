@@ -20,14 +20,9 @@ from allocation.health_forms import DrainForm, EstimationForm, HealthFilterForm,
 from allocation.models import Estimate, EstimationRun, Machine, Node, NodeState
 from allocation.models.benchmarks import DEFAULT_WINDOW_DAYS
 from hxportal.roles import Role
-from hxportal.views import RoleRequiredMixin
+from hxportal.views import RoleRequiredMixin, add_form_errors
 
 ESTIMATES_PER_CHART = 100
-
-
-def _add_errors(form, exc: ValidationError) -> None:
-    for name, problems in exc.message_dict.items():
-        form.add_error(name if name in form.fields else None, problems)
 
 
 def _time_ticks(stamps: list[float]) -> list[tuple[float, str]]:
@@ -260,7 +255,7 @@ class SparesPageView(RoleRequiredMixin, TemplateView):
                     alpha_abn=data["alpha_abn"], t_bench=data["t_bench"],
                     per_node=data["per_node"])
             except ValidationError as exc:
-                _add_errors(form, exc)
+                add_form_errors(form, exc)
             else:
                 charts, saving = self._charts(result), self._saving(result)
         return super().get_context_data(form=form, result=result, charts=charts, saving=saving,

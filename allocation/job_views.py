@@ -15,7 +15,7 @@ from allocation.grid import GridShape, build_plane
 from allocation.models import Job, Machine
 from hxportal.errors import ConflictError
 from hxportal.roles import Role, role_at_least
-from hxportal.views import RoleRequiredMixin
+from hxportal.views import RoleRequiredMixin, add_form_errors
 
 HIGHER_IS_BETTER = {"pb_exact": True, "pb_bound": True, "avg_distance": False,
                     "max_distance": False, "hull_links": True}
@@ -108,11 +108,7 @@ class JobSubmitView(RoleRequiredMixin, FormView):
         try:
             job = jobs.submit_job(owner=self.request.user, machine=self.machine, **data)
         except (ValidationError, ConflictError) as exc:
-            if isinstance(exc, ConflictError):
-                form.add_error(None, exc.message)
-            else:
-                for field, problems in exc.message_dict.items():
-                    form.add_error(field if field in form.fields else None, problems)
+            add_form_errors(form, exc)
             return self.form_invalid(form)
         messages.success(self.request, f"Job {job.pk} allocated with {job.policy}.")
         return redirect(job)
@@ -138,8 +134,7 @@ class ComparePoliciesView(RoleRequiredMixin, DetailView):
             candidates = jobs.compare_policies(machine, form.cleaned_data["size"],
                                                form.cleaned_data["seed"])
         except ValidationError as exc:
-            for field, problems in exc.message_dict.items():
-                form.add_error(field if field in form.fields else None, problems)
+            add_form_errors(form, exc)
             return context
         shape = GridShape(tuple(machine.sides))
         start, end = shape.switch_range(0)

@@ -17,7 +17,7 @@ from allocation.models import Recommendation, RecommendationStatus
 from hxportal import hostlists
 from hxportal.errors import ConflictError
 from hxportal.roles import Role, role_at_least
-from hxportal.views import RoleRequiredMixin
+from hxportal.views import RoleRequiredMixin, add_form_errors
 
 
 class RecommendFormView(RoleRequiredMixin, FormView):
@@ -33,8 +33,7 @@ class RecommendFormView(RoleRequiredMixin, FormView):
         try:
             rec, _ = recommendations.request_recommendation(user=self.request.user, **data)
         except ValidationError as exc:
-            for field, problems in exc.message_dict.items():
-                form.add_error(field if field in form.fields else None, problems)
+            add_form_errors(form, exc)
             return self.form_invalid(form)
         return redirect(rec)
 

@@ -16,15 +16,7 @@ from allocation.models import Machine, NodeState
 from hxportal import hostlists
 from hxportal.errors import ConflictError
 from hxportal.roles import Role
-from hxportal.views import RoleRequiredMixin
-
-
-def _form_errors(form, exc: ValidationError | ConflictError) -> None:
-    if isinstance(exc, ConflictError):
-        form.add_error(exc.field if exc.field in form.fields else None, exc.message)
-        return
-    for field, problems in exc.message_dict.items():
-        form.add_error(field if field in form.fields else None, problems)
+from hxportal.views import RoleRequiredMixin, add_form_errors
 
 
 class MachineListView(RoleRequiredMixin, ListView):
@@ -46,7 +38,7 @@ class MachineCreateView(RoleRequiredMixin, FormView):
         try:
             machine = services.create_machine(**form.cleaned_data)
         except (ValidationError, ConflictError) as exc:
-            _form_errors(form, exc)
+            add_form_errors(form, exc)
             return self.form_invalid(form)
         messages.success(self.request, f"Created {machine.name} with {machine.node_count} nodes.")
         return redirect(machine)
@@ -131,7 +123,7 @@ class NodeStateView(RoleRequiredMixin, FormView):
             nodes = services.set_node_state(self.machine, data["hostlist"], data["state"],
                                             data["reason"])
         except ValidationError as exc:
-            _form_errors(form, exc)
+            add_form_errors(form, exc)
             return self.form_invalid(form)
         messages.success(self.request, f"{hostlists.compress(n.hostname for n in nodes)} "
                                        f"set to {data['state']}.")

@@ -6,11 +6,21 @@ from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.core.cache import cache
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpResponse
 from django.utils.decorators import method_decorator
 
+from hxportal.errors import ConflictError
 from hxportal.roles import Role, role_at_least
+
+
+def add_form_errors(form, exc: ValidationError | ConflictError) -> None:
+    """Show a service's ValidationError or ConflictError on the form, field by field."""
+    if isinstance(exc, ConflictError):
+        form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+        return
+    for field, problems in exc.message_dict.items():
+        form.add_error(field if field in form.fields else None, problems)
 
 
 class RoleRequiredMixin:

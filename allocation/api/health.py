@@ -42,6 +42,7 @@ from allocation.models.benchmarks import (
     MAX_WINDOW_DAYS,
 )
 from hxportal import hostlists
+from hxportal.api.fields import NameRelatedField
 from hxportal.api.filters import BoundedIsoDateTimeFilter, HostlistFilter
 from hxportal.api.parsers import json_depth_exceeds
 from hxportal.models import ApiToken, TokenScope
@@ -239,7 +240,7 @@ class EstimateViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 class EstimationRunSerializer(serializers.ModelSerializer):
-    machine = serializers.SlugRelatedField(slug_field="name", queryset=Machine.objects.all())
+    machine = NameRelatedField(slug_field="name", queryset=Machine.objects.all())
     benchmark = serializers.CharField(max_length=64, required=False, allow_blank=True,
                                       default="", validators=[BENCHMARK_NAME_VALIDATOR])
     window_days = serializers.IntegerField(min_value=1, max_value=MAX_WINDOW_DAYS,
@@ -302,7 +303,7 @@ class SparesRequestSerializer(serializers.Serializer):
                                        help_text="Instead of t_cmpt/t_comm.")
     compute_fraction = serializers.FloatField(required=False,
                                               help_text="t_cmpt = fraction x wall_time.")
-    machine = serializers.SlugRelatedField(slug_field="name", queryset=Machine.objects.all(),
+    machine = NameRelatedField(slug_field="name", queryset=Machine.objects.all(),
                                            required=False)
     benchmark = serializers.CharField(max_length=64, required=False, allow_blank=True)
     p_abn = serializers.FloatField(required=False)

@@ -14,7 +14,9 @@ from allocation import jobs
 from allocation.filtersets import JobFilterSet
 from allocation.models import CommPattern, Job, JobStatus, Machine
 from hxportal import hostlists
-from hxportal.roles import Role, role_at_least
+from hxportal.api.fields import NameRelatedField
+from hxportal.api.mixins import OwnWritesMixin, validated
+from hxportal.roles import Role
 
 POLICY_CHOICES = jobs.ONLINE_POLICIES
 MAX_NODES = 1_048_576
@@ -62,7 +64,7 @@ class JobSerializer(serializers.ModelSerializer):
 
 
 class JobCreateSerializer(serializers.Serializer):
-    machine = serializers.SlugRelatedField(slug_field="name", queryset=Machine.objects.all())
+    machine = NameRelatedField(slug_field="name", queryset=Machine.objects.all())
     name = serializers.CharField(max_length=128)
     external_id = serializers.CharField(max_length=64, required=False, allow_blank=True,
                                         default="")
@@ -119,7 +121,7 @@ class CompareSerializer(serializers.Serializer):
 
 
 class PropertiesSerializer(serializers.Serializer):
-    machine = serializers.SlugRelatedField(slug_field="name", queryset=Machine.objects.all())
+    machine = NameRelatedField(slug_field="name", queryset=Machine.objects.all())
     hostlist = serializers.CharField(max_length=hostlists.MAX_HOSTLIST_CHARS)
     exact = serializers.BooleanField(required=False, allow_null=True, default=None,
                                      help_text="Exact PB (LP); default: when cheap.")
@@ -157,8 +159,8 @@ class HostlistPropertiesSerializer(PartitionPropertiesSerializer):
     hostlist = serializers.CharField()
 
 
-class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
-                 viewsets.GenericViewSet):
+class JobViewSet(OwnWritesMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
+                 mixins.CreateModelMixin, viewsets.GenericViewSet):
     """Jobs: viewers read; operators create, allocate, start and release their own
     jobs (admins any job)."""
 
@@ -167,20 +169,11 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Create
     filterset_class = JobFilterSet
     read_role = Role.VIEWER
     write_role = Role.OPERATOR
-
-    def get_queryset(self):
-        """Operators change only their own jobs: another's is a 404, not a 403."""
-        queryset = super().get_queryset()
-        if getattr(self, "swagger_fake_view", False):
-            return queryset
-        if self.request.method not in ("GET", "HEAD", "OPTIONS") and not role_at_least(
-                self.request.user, Role.ADMIN):
-            queryset = queryset.filter(owner=self.request.user)
-        return queryset
+    owner_field = "owner"
 
     @extend_schema(request=JobCreateSerializer, responses={201: JobSerializer})
     def create(self, request, *args, **kwargs):
-        data = self._valid(JobCreateSerializer, request)
+        data = validated(JobCreateSerializer, request)
         job = jobs.submit_job(owner=request.user, **data)
         return Response(JobSerializer(job, context=self.get_serializer_context()).data,
                         status=status.HTTP_201_CREATED)
@@ -189,7 +182,7 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Create
     @action(detail=True, methods=["post"], filterset_class=None)
     def allocate(self, request, pk=None):
         """Allocate a pending job with a named policy (all nodes or none)."""
-        data = self._valid(AllocateSerializer, request)
+        data = validated(AllocateSerializer, request)
         job = jobs.allocate_job(self.get_object(), data["policy"], data["seed"], data["spares"],
                                 data["mode"], data["index"])
         return Response(JobSerializer(job, context=self.get_serializer_context()).data)
@@ -204,15 +197,9 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Create
     @action(detail=True, methods=["post"], filterset_class=None)
     def release(self, request, pk=None):
         """Complete, fail or cancel the job and free its nodes."""
-        data = self._valid(ReleaseSerializer, request)
+        data = validated(ReleaseSerializer, request)
         job = jobs.finish_job(self.get_object(), data["status"], data["actual_runtime"])
         return Response(JobSerializer(job, context=self.get_serializer_context()).data)
-
-    @staticmethod
-    def _valid(serializer_class, request) -> dict:
-        serializer = serializer_class(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        return dict(serializer.validated_data)
 
 
 class PartitionPropertiesView(APIView):
@@ -223,8 +210,6 @@ class PartitionPropertiesView(APIView):
 
     @extend_schema(request=PropertiesSerializer, responses=HostlistPropertiesSerializer)
     def post(self, request):
-        serializer = PropertiesSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validated(PropertiesSerializer, request)
         result = jobs.hostlist_properties(data["machine"], data["hostlist"], data["exact"])
         return Response(HostlistPropertiesSerializer(result).data)

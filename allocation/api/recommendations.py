@@ -11,11 +11,13 @@ from allocation import recommendations
 from allocation.api.jobs import POLICY_CHOICES, JobSerializer, positive_time
 from allocation.filtersets import RecommendationFilterSet
 from allocation.models import CommPattern, Machine, Recommendation
-from hxportal.roles import Role, role_at_least
+from hxportal.api.fields import NameRelatedField
+from hxportal.api.mixins import OwnWritesMixin, validated
+from hxportal.roles import Role
 
 
 class RecommendationRequestSerializer(serializers.Serializer):
-    machine = serializers.SlugRelatedField(slug_field="name", queryset=Machine.objects.all())
+    machine = NameRelatedField(slug_field="name", queryset=Machine.objects.all())
     name = serializers.CharField(max_length=128, default="job")
     external_id = serializers.CharField(max_length=64, required=False, allow_blank=True,
                                         default="")
@@ -84,7 +86,7 @@ class AcceptSerializer(serializers.Serializer):
                                      help_text="default: the recommended policy")
 
 
-class RecommendationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
+class RecommendationViewSet(OwnWritesMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
                             viewsets.GenericViewSet):
     """Operators ask for a recommendation (202 while simulations run, 200 when cached)
     and accept their own; viewers read every recommendation."""
@@ -96,25 +98,14 @@ class RecommendationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
     read_role = Role.VIEWER
     write_role = Role.OPERATOR
 
-    def get_queryset(self):
-        queryset = super().get_queryset()
-        if getattr(self, "swagger_fake_view", False):
-            return queryset
-        if self.request.method not in ("GET", "HEAD", "OPTIONS") and not role_at_least(
-                self.request.user, Role.ADMIN):
-            queryset = queryset.filter(user=self.request.user)
-        return queryset
-
     def get_object(self):
         return recommendations.refresh(super().get_object())
 
     @extend_schema(request=RecommendationRequestSerializer,
                    responses={200: RecommendationSerializer, 202: RecommendationSerializer})
     def create(self, request, *args, **kwargs):
-        serializer = RecommendationRequestSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        rec, cached = recommendations.request_recommendation(user=request.user,
-                                                             **serializer.validated_data)
+        data = validated(RecommendationRequestSerializer, request)
+        rec, cached = recommendations.request_recommendation(user=request.user, **data)
         context = {**self.get_serializer_context(), "cached": cached}
         code = status.HTTP_202_ACCEPTED if rec.status == "computing" else status.HTTP_200_OK
         return Response(RecommendationSerializer(rec, context=context).data, status=code)
@@ -123,9 +114,7 @@ class RecommendationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
     @action(detail=True, methods=["post"], filterset_class=None)
     def accept(self, request, pk=None):
         """Allocate the recommended policy with N_node + N_spare nodes (once)."""
-        serializer = AcceptSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        job = recommendations.accept(self.get_object(), request.user,
-                                     serializer.validated_data.get("policy"))
+        data = validated(AcceptSerializer, request)
+        job = recommendations.accept(self.get_object(), request.user, data.get("policy"))
         return Response(JobSerializer(job, context=self.get_serializer_context()).data,
                         status=status.HTTP_201_CREATED)

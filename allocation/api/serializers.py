@@ -9,6 +9,7 @@ from allocation.layout import LayoutError, validate_shape
 from allocation.models import Machine, Node, NodeState
 from allocation.models.machines import NAME_VALIDATOR
 from hxportal import hostlists
+from hxportal.api.fields import NameRelatedField
 
 
 class MachineSerializer(serializers.ModelSerializer):
@@ -92,7 +93,7 @@ class NodeRenameSerializer(serializers.Serializer):
 
 
 class NodeStateChangeSerializer(serializers.Serializer):
-    machine = serializers.SlugRelatedField(slug_field="name", queryset=Machine.objects.all())
+    machine = NameRelatedField(slug_field="name", queryset=Machine.objects.all())
     hostlist = serializers.CharField(max_length=hostlists.MAX_HOSTLIST_CHARS)
     state = serializers.ChoiceField(choices=NodeState.choices)
     reason = serializers.CharField(max_length=255, required=False, allow_blank=True,

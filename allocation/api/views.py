@@ -26,6 +26,7 @@ from allocation.api.serializers import (
 from allocation.filtersets import MachineFilterSet, NodeFilterSet
 from allocation.models import Machine
 from hxportal import hostlists
+from hxportal.api.mixins import validated
 from hxportal.api.renderers import PlainTextRenderer
 from hxportal.roles import Role
 
@@ -47,7 +48,7 @@ class MachineViewSet(viewsets.ModelViewSet):
     @action(detail=True, methods=["post"], filterset_class=None)
     def preview(self, request, name=None):
         """The partition a policy would give a job of ``size`` nodes now (nothing stored)."""
-        data = _valid(PreviewSerializer, request)
+        data = validated(PreviewSerializer, request)
         candidate = jobs.propose(self.get_object(), data["policy"], data["size"], data["seed"],
                                  mode=data["mode"], index=data["index"])
         if candidate.error:
@@ -59,7 +60,7 @@ class MachineViewSet(viewsets.ModelViewSet):
     @action(detail=True, methods=["post"], filterset_class=None)
     def compare(self, request, name=None):
         """Every policy's candidate partition for ``size`` nodes on the current occupancy."""
-        data = _valid(CompareSerializer, request)
+        data = validated(CompareSerializer, request)
         machine = self.get_object()
         candidates = jobs.compare_policies(machine, data["size"], data["seed"])
         return Response(ComparisonSerializer({
@@ -101,12 +102,6 @@ class MachineViewSet(viewsets.ModelViewSet):
 
     def perform_destroy(self, instance: Machine):
         services.delete_machine(instance)
-
-
-def _valid(serializer_class, request) -> dict:
-    serializer = serializer_class(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    return dict(serializer.validated_data)
 
 
 class NodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.UpdateModelMixin,

@@ -56,8 +56,6 @@ class SafeJSONParser(JSONParser):
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ParseError("Request body is not valid UTF-8.") from exc
-        if "\x00" in text or "\\u0000" in text:
-            raise ParseError("NUL characters are not allowed.")
         limit = settings.HX_MAX_JSON_DEPTH
         if json_depth_exceeds(text, limit):
             raise ParseError(f"JSON nested deeper than {limit} levels.")

@@ -6,6 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from allocation.models import Machine
+from hxportal.api.fields import NameRelatedField
 from simulation import services
 from simulation.models import SimulationRun, Sweep
 from simulation.presets import MAX_SCALE
@@ -41,7 +42,7 @@ class SimulationRunDetailSerializer(SimulationRunSerializer):
 class RunCreateSerializer(serializers.Serializer):
     config = serializers.JSONField(help_text="Engine configuration keys (README 'Simulation "
                                              "config'); missing keys take the defaults.")
-    machine = serializers.SlugRelatedField(
+    machine = NameRelatedField(
         slug_field="name", queryset=Machine.objects.all(), required=False, allow_null=True,
         help_text="Take sides and concentration from this machine and partitions from its "
                   "free nodes now.")

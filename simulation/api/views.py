@@ -8,7 +8,8 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from hxportal.roles import Role, role_at_least
+from hxportal.api.mixins import OwnWritesMixin, validated
+from hxportal.roles import Role
 from simulation import services
 from simulation.api.serializers import (
     RunCreateSerializer,
@@ -30,25 +31,6 @@ def _invalid(errors) -> Response:
               for k, v in dict(errors).items()}
     detail = " | ".join(f"{k}: {'; '.join(v)}" for k, v in errors.items())
     return Response({"valid": False, "detail": detail, "errors": errors})
-
-
-def _valid(serializer_class, request) -> dict:
-    serializer = serializer_class(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    return dict(serializer.validated_data)
-
-
-class OwnWritesMixin:
-    """Operators change only their own rows: another's is a 404, not a 403."""
-
-    def get_queryset(self):
-        queryset = super().get_queryset()
-        if getattr(self, "swagger_fake_view", False):
-            return queryset
-        if self.request.method not in ("GET", "HEAD", "OPTIONS") and not role_at_least(
-                self.request.user, Role.ADMIN):
-            queryset = queryset.filter(user=self.request.user)
-        return queryset
 
 
 class SimulationRunViewSet(OwnWritesMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
@@ -76,7 +58,7 @@ class SimulationRunViewSet(OwnWritesMixin, mixins.ListModelMixin, mixins.Retriev
 
     @extend_schema(request=RunCreateSerializer, responses={202: SimulationRunDetailSerializer})
     def create(self, request, *args, **kwargs):
-        data = _valid(RunCreateSerializer, request)
+        data = validated(RunCreateSerializer, request)
         run = services.start_run(data["config"], user=request.user,
                                  machine=data.get("machine"))
         body = SimulationRunDetailSerializer(run, context=self.get_serializer_context()).data
@@ -133,7 +115,7 @@ class SweepViewSet(OwnWritesMixin, mixins.ListModelMixin, mixins.RetrieveModelMi
 
     @extend_schema(request=SweepCreateSerializer, responses={202: SweepSerializer})
     def create(self, request, *args, **kwargs):
-        data = _valid(SweepCreateSerializer, request)
+        data = validated(SweepCreateSerializer, request)
         sweep = services.create_sweep(name=data["name"], base=data["base"],
                                       parameters=data["parameters"], user=request.user)
         return self._created(sweep)
@@ -142,7 +124,7 @@ class SweepViewSet(OwnWritesMixin, mixins.ListModelMixin, mixins.RetrieveModelMi
     @action(detail=False, methods=["post"], filterset_class=None)
     def study(self, request):
         """Launch the reference study (simulation.presets.study_configs) as one sweep."""
-        data = _valid(StudySerializer, request)
+        data = validated(StudySerializer, request)
         sweep = services.start_study(user=request.user, scale=data["scale"],
                                      name=data["name"])
         return self._created(sweep)
