@@ -419,7 +419,7 @@ def _bulk_insert(rows: list[tuple]) -> None:
     quote = connection.ops.quote_name
     columns = ", ".join(quote(meta.get_field(name).column) for name in _INSERT_FIELDS)
     marks = ", ".join(["%s"] * len(_INSERT_FIELDS))
-    sql = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({marks})"  # noqa: S608 - names from the model
+    sql = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({marks})"  # noqa: S608 - names from the model  # nosec B608 - table and column names come from the model
     with connection.cursor() as cursor:
         if connection.vendor != "postgresql":
             for chunk in _chunks(rows, INSERT_BATCH):
