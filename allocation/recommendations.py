@@ -69,7 +69,7 @@ KERNELS = {
 
 
 def default_policy() -> str:
-    return getattr(settings, "HX_DEFAULT_POLICY", "diagonal")
+    return settings.HX_DEFAULT_POLICY
 
 
 # ----------------------------------------------------------------- inputs

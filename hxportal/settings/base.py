@@ -123,6 +123,7 @@ HX_MAX_BODY_BYTES = DATA_UPLOAD_MAX_MEMORY_SIZE
 HX_MAX_JSON_DEPTH = 32
 HX_MAX_NODES_PER_MACHINE = 1_048_576
 HX_LOGIN_FAILURES_PER_MINUTE = env_int("HX_LOGIN_FAILURES_PER_MINUTE", 10)
+HX_DEFAULT_POLICY = env_str("HX_DEFAULT_POLICY", "diagonal")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -190,8 +191,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     }
 else:
     # Longer than the hard time limit, so a slow task is never redelivered
-    # while it still runs.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT + 600}
+    # while it still runs; it is also how long the message of a worker killed
+    # outright (no chance to requeue) waits before another worker takes it.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int(
+        "HX_VISIBILITY_TIMEOUT", CELERY_TASK_TIME_LIMIT + 600)}
 
 LOGGING = {
     "version": 1,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import time
 
 import pytest
 from django.conf import settings
@@ -118,3 +119,35 @@ def test_soft_time_limit_fails_the_run_with_timeout(tmp_path, users, monkeypatch
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED and run.error == "timeout", (run.status, run.error)
     assert run.result is None and run.attempts == 1
+
+
+@pytest.mark.worker
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_whole_worker_killed_and_restarted_the_run_finishes_exactly_once(
+        tmp_path, on_postgres, users):
+    """SIGKILL the whole worker (main process and pool) mid-run, then start another:
+    the unacknowledged message comes back after the visibility timeout (here 10 s;
+    in production the hard time limit + 600 s) and the run finishes once."""
+    if not settings.CELERY_BROKER_URL.startswith("redis://"):
+        skip_or_fail("needs the Redis broker: run with CELERY_BROKER_URL=redis://...")
+    purge_broker()
+    quick_redelivery = {"HX_VISIBILITY_TIMEOUT": "10"}
+    with celery_worker(tmp_path / "first.log", extra_env=quick_redelivery) as worker:
+        run = services.start_run(LONG, user=users["operator"])
+        wait_for(lambda: SimulationRun.objects.filter(
+            pk=run.pk, status=RunStatus.RUNNING, progress__gt=0.05).exists(), timeout=120)
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait(timeout=30)
+    assert SimulationRun.objects.get(pk=run.pk).status == RunStatus.RUNNING
+    time.sleep(11)  # past the visibility timeout: the next worker restores it at start
+    with celery_worker(tmp_path / "worker.log", extra_env=quick_redelivery):
+        try:
+            wait_for(lambda: SimulationRun.objects.get(pk=run.pk).is_terminal, timeout=180)
+        except AssertionError:
+            pytest.fail("run did not finish after the restart:\n" + _log_tail(tmp_path))
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert run.attempts == 2
+    assert sum(line.split(" ", 1)[1].startswith("done in") for line in run.log) == 1
+    assert SimulationRun.objects.filter(config_hash=run.config_hash).count() == 1
