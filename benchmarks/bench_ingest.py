@@ -20,6 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from _databases import fresh_postgres
+
 ROOT = Path(__file__).resolve().parents[1]
 CHILD = r"""
 import json, sys, time, django
@@ -75,16 +77,6 @@ def run_once(database_url: str, rows: int) -> dict[str, float]:
     if done.returncode != 0:
         raise SystemExit(f"benchmark child failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.splitlines()[-1])
-
-
-def fresh_postgres(base_url: str, name: str) -> str:
-    import psycopg
-
-    admin = base_url.rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return base_url.rsplit("/", 1)[0] + f"/{name}"
 
 
 def main() -> None:

@@ -29,6 +29,8 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from _databases import fresh_postgres
+
 ROOT = Path(__file__).resolve().parents[1]
 SETUP = r"""
 import django; django.setup()
@@ -120,6 +122,8 @@ def main() -> None:
     parser.add_argument("--database-url", default=None)
     args = parser.parse_args()
     data_dir = tempfile.mkdtemp(prefix="hxbench-")
+    if args.database_url and args.database_url.startswith("postgres"):
+        args.database_url = fresh_postgres(args.database_url, "hxbench_load")
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "hxportal.settings.production",
            "HX_DATA_DIR": data_dir, "SECRET_KEY": "bench-" + "x9Y" * 20,
            "ALLOWED_HOSTS": "127.0.0.1", "SECURE_SSL_REDIRECT": "0", "LOG_LEVEL": "WARNING",

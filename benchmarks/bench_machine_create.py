@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _databases import fresh_postgres
+
 ROOT = Path(__file__).resolve().parents[1]
 CHILD = r"""
 import os, sys, time, django
@@ -42,16 +44,6 @@ def run_once(database_url: str, sides: str, c: int) -> tuple[float, int]:
     out = subprocess.run([sys.executable, "-c", CHILD, sides, str(c)], cwd=ROOT, env=env,
                          capture_output=True, text=True, check=True).stdout.split()
     return float(out[0]), int(out[1])
-
-
-def fresh_postgres(base_url: str, name: str) -> str:
-    import psycopg
-
-    admin = base_url.rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return base_url.rsplit("/", 1)[0] + f"/{name}"
 
 
 def main() -> None:
