@@ -78,6 +78,9 @@ TEMPLATES = [
 
 def _database(url: str) -> dict:
     config = dj_database_url.parse(url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60))
+    # A persistent connection is checked before reuse, so after a database restart
+    # the next request reconnects instead of failing.
+    config["CONN_HEALTH_CHECKS"] = True
     if config["ENGINE"] == "django.db.backends.sqlite3":
         # WAL lets the worker write while the web process reads; IMMEDIATE
         # transactions make SQLite take its write lock up front, the closest it
