@@ -175,3 +175,43 @@ def test_matrix(world, users, path, cls, method, action, is_api):
             assert code == 403, (role, method, url, code)
         else:
             assert code not in (401, 403), (role, method, url, code, response.content[:300])
+
+
+OWNED = ("jobs", "recommendations", "simulation-runs", "sweeps")
+
+
+def owned_write_cases():
+    for path, _cls, actions, is_api in routes():
+        owned = any(f"{prefix}/" in path for prefix in OWNED) and (
+            "<pk>" in path or "<int:pk>" in path)
+        for method in actions:
+            if owned and method not in SAFE:
+                yield pytest.param(path, method, is_api, id=f"{method} /{path}")
+
+
+@pytest.mark.parametrize(("path", "method", "is_api"), list(owned_write_cases()))
+def test_second_operator_cannot_change_anothers_rows(world, users, path, method, is_api):
+    """Rows owned by one operator are invisible to another's writes: 404, unchanged."""
+    assert list(owned_write_cases()), "the registry has owned write routes"
+    url = concrete(path, world)
+    client = APIClient()
+    if is_api:
+        client.credentials(HTTP_AUTHORIZATION=f"Token {accounts.issue_token(users['operator2'])}")
+    else:
+        client.force_login(users["operator2"])
+    before = snapshot_owned(world)
+    response = getattr(client, method.lower())(url, {}, format="json")
+    assert response.status_code == 404, (url, response.status_code)
+    assert snapshot_owned(world) == before
+
+
+def snapshot_owned(ids: dict) -> tuple:
+    from allocation.models import Job, Recommendation
+    from simulation.models import SimulationRun, Sweep
+
+    return (Job.objects.filter(pk=ids["jobs"]).values_list("status", flat=True)[0],
+            Recommendation.objects.filter(pk=ids["recommendations"]).values_list(
+                "status", flat=True)[0],
+            SimulationRun.objects.filter(pk=ids["simulation-runs"]).values_list(
+                "status", flat=True)[0],
+            Sweep.objects.filter(pk=ids["sweeps"]).count())

@@ -182,8 +182,9 @@ class JobViewSet(OwnWritesMixin, mixins.ListModelMixin, mixins.RetrieveModelMixi
     @action(detail=True, methods=["post"], filterset_class=None)
     def allocate(self, request, pk=None):
         """Allocate a pending job with a named policy (all nodes or none)."""
+        job = self.get_object()  # another operator's job is a 404 before any validation
         data = validated(AllocateSerializer, request)
-        job = jobs.allocate_job(self.get_object(), data["policy"], data["seed"], data["spares"],
+        job = jobs.allocate_job(job, data["policy"], data["seed"], data["spares"],
                                 data["mode"], data["index"])
         return Response(JobSerializer(job, context=self.get_serializer_context()).data)
 
@@ -197,8 +198,9 @@ class JobViewSet(OwnWritesMixin, mixins.ListModelMixin, mixins.RetrieveModelMixi
     @action(detail=True, methods=["post"], filterset_class=None)
     def release(self, request, pk=None):
         """Complete, fail or cancel the job and free its nodes."""
+        job = self.get_object()
         data = validated(ReleaseSerializer, request)
-        job = jobs.finish_job(self.get_object(), data["status"], data["actual_runtime"])
+        job = jobs.finish_job(job, data["status"], data["actual_runtime"])
         return Response(JobSerializer(job, context=self.get_serializer_context()).data)
 
 

@@ -114,7 +114,8 @@ class RecommendationViewSet(OwnWritesMixin, mixins.ListModelMixin, mixins.Retrie
     @action(detail=True, methods=["post"], filterset_class=None)
     def accept(self, request, pk=None):
         """Allocate the recommended policy with N_node + N_spare nodes (once)."""
+        rec = self.get_object()  # another operator's recommendation is a 404 first
         data = validated(AcceptSerializer, request)
-        job = recommendations.accept(self.get_object(), request.user, data.get("policy"))
+        job = recommendations.accept(rec, request.user, data.get("policy"))
         return Response(JobSerializer(job, context=self.get_serializer_context()).data,
                         status=status.HTTP_201_CREATED)
