@@ -17,6 +17,7 @@ from hxportal import hostlists
 from hxportal.api.fields import NameRelatedField
 from hxportal.api.mixins import OwnWritesMixin, validated
 from hxportal.roles import Role
+from hxportal.validators import no_control_characters
 
 POLICY_CHOICES = jobs.ONLINE_POLICIES
 MAX_NODES = 1_048_576
@@ -65,7 +66,7 @@ class JobSerializer(serializers.ModelSerializer):
 
 class JobCreateSerializer(serializers.Serializer):
     machine = NameRelatedField(slug_field="name", queryset=Machine.objects.all())
-    name = serializers.CharField(max_length=128)
+    name = serializers.CharField(max_length=128, validators=[no_control_characters])
     external_id = serializers.CharField(max_length=64, required=False, allow_blank=True,
                                         default="")
     node_count = serializers.IntegerField(min_value=1, max_value=MAX_NODES)

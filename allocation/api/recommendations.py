@@ -14,11 +14,13 @@ from allocation.models import CommPattern, Machine, Recommendation
 from hxportal.api.fields import NameRelatedField
 from hxportal.api.mixins import OwnWritesMixin, validated
 from hxportal.roles import Role
+from hxportal.validators import no_control_characters
 
 
 class RecommendationRequestSerializer(serializers.Serializer):
     machine = NameRelatedField(slug_field="name", queryset=Machine.objects.all())
-    name = serializers.CharField(max_length=128, default="job")
+    name = serializers.CharField(max_length=128, default="job",
+                                 validators=[no_control_characters])
     external_id = serializers.CharField(max_length=64, required=False, allow_blank=True,
                                         default="")
     node_count = serializers.IntegerField(min_value=1, max_value=1_048_576)

@@ -8,6 +8,8 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from hxportal.validators import no_control_characters
+
 
 class CommPattern(models.TextChoices):
     ALL_TO_ALL = "all-to-all", "All-to-all"
@@ -37,7 +39,7 @@ class JobStatus(models.TextChoices):
 
 
 class Job(models.Model):
-    name = models.CharField(max_length=128)
+    name = models.CharField(max_length=128, validators=[no_control_characters])
     external_id = models.CharField(max_length=64, blank=True, default="",
                                    help_text="e.g. the Slurm job id")
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,

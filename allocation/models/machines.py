@@ -10,6 +10,8 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+from hxportal.validators import no_control_characters
+
 NAME_VALIDATOR = RegexValidator(
     r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$",
     "Use a letter first, then letters, digits, '_', '.' or '-' (at most 64).")
@@ -23,7 +25,8 @@ class Machine(models.Model):
     """A HyperX: a grid of switches (``sides``) with ``concentration`` nodes each."""
 
     name = models.CharField(max_length=64, unique=True, validators=[NAME_VALIDATOR])
-    description = models.CharField(max_length=255, blank=True, default="")
+    description = models.CharField(max_length=255, blank=True, default="",
+                                   validators=[no_control_characters])
     sides = models.JSONField(help_text="Switches per dimension, e.g. [8, 8].")
     concentration = models.PositiveIntegerField(help_text="Compute nodes per switch.")
     hostname_pattern = models.CharField(max_length=128, blank=True, default="")

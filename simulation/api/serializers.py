@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from allocation.models import Machine
 from hxportal.api.fields import NameRelatedField
+from hxportal.validators import no_control_characters
 from simulation import services
 from simulation.models import SimulationRun, Sweep
 from simulation.presets import MAX_SCALE
@@ -141,7 +142,7 @@ class SweepDetailSerializer(SweepSerializer):
 
 
 class SweepCreateSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=128)
+    name = serializers.CharField(max_length=128, validators=[no_control_characters])
     base = serializers.JSONField(required=False, default=dict,
                                  help_text="Configuration shared by every point.")
     parameters = serializers.JSONField(
@@ -154,4 +155,5 @@ class StudySerializer(serializers.Serializer):
                                      help_text="Message size in packets; max_cycles grows "
                                                "with it.")
     name = serializers.CharField(max_length=128, required=False, allow_blank=True,
+                                 validators=[no_control_characters],
                                  default="")

@@ -171,3 +171,11 @@ def test_formula_mode_matches_the_cli_and_refuses_misfits(api, hx, make_user):
     clash = api("viewer").post("/api/v1/machines/hx/preview/", {
         "policy": "diagonal", "size": 64, "mode": "formula", "index": 3}, format="json")
     assert clash.status_code == 400 and "held or not up" in clash.json()["detail"]
+
+
+@pytest.mark.parametrize("name", ["line\nbreak", "bell\x07", "rtl\u202eoverride", "esc\x1b[31m"])
+def test_control_characters_in_names_are_400(api, hx, name):
+    response = submit(api, name=name)
+    assert response.status_code == 400 and "name" in response.json()["errors"]
+    unicode_ok = submit(api, name="Ünïcödé λ-job ✓")
+    assert unicode_ok.status_code == 201
