@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from allocation import health
+from allocation import health, ingest
 from allocation.models import BenchmarkResult, Job, Machine
 from hxportal import services as accounts
 from hxportal.models import TokenScope
@@ -275,7 +275,7 @@ def test_one_bad_row_stores_nothing_even_when_replacing(api, job):
 
 
 def test_row_limit_and_body_limit(api, job, settings, monkeypatch):
-    monkeypatch.setattr(health, "MAX_ROWS", 5)
+    monkeypatch.setattr(ingest, "MAX_ROWS", 5)
     response = api("operator").post("/api/v1/benchmarks/", upload(job.pk, NORMAL),
                                     format="json")
     assert response.status_code == 400 and "at most 5" in response.json()["errors"]["results"][0]
