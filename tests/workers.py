@@ -83,3 +83,10 @@ def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2):
             return value
         time.sleep(interval)
     raise AssertionError(f"condition not met within {timeout} s")
+
+
+def pool_children(pid: int) -> list[int]:
+    """Process ids of the worker's pool processes (children of its main process)."""
+    out = subprocess.run(["ps", "--ppid", str(pid), "-o", "pid="], capture_output=True,
+                         text=True, check=False).stdout
+    return [int(p) for p in out.split()]

@@ -1,13 +1,20 @@
-"""An estimation run end to end through the broker and a real Celery worker process."""
+"""Estimation runs end to end through the broker and real Celery worker processes,
+including a pool process killed mid-run."""
 
 from __future__ import annotations
 
-import pytest
+import os
+import signal
 
-from allocation.models import Estimate, EstimationRun
+import pytest
+from django.conf import settings
+
+from allocation import health, services
+from allocation.models import Estimate, EstimationRun, Job
 from hxportal.models import RunStatus
 from tests.allocation.test_health_spares import seed_history
-from tests.workers import celery_worker, purge_broker, wait_for
+from tests.conftest import skip_or_fail
+from tests.workers import celery_worker, pool_children, purge_broker, wait_for
 
 
 @pytest.mark.worker
@@ -35,3 +42,36 @@ def test_estimation_run_on_a_real_worker(tmp_path, api, machine, users):
     assert estimate.alpha_abn == pytest.approx(3.5, rel=0.1)
     assert estimate.p_abn_low <= estimate.p_abn <= estimate.p_abn_high
     assert "run_estimation" in (tmp_path / "worker.log").read_text()
+
+
+@pytest.mark.worker
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_pool_process_killed_mid_estimation_finishes_once(tmp_path, on_postgres, users):
+    """SIGKILL the worker's pool process while an estimation runs: the redelivered
+    task estimates again and the estimates are stored exactly once."""
+    if not settings.CELERY_BROKER_URL.startswith("redis://"):
+        skip_or_fail("needs the Redis broker: run with CELERY_BROKER_URL=redis://...")
+    machine = services.create_machine(name="big", sides=[16, 16], concentration=16)
+    names = list(machine.nodes.order_by("index").values_list("hostname", flat=True))
+    jobs = [Job.objects.create(name=f"j{i}", owner=users["operator"], machine=machine,
+                               node_count=512) for i in range(40)]
+    for benchmark in ("stream", "dgemm", "ping", "io", "fft"):
+        lines = ["job,benchmark,node,seconds"]
+        for k, job in enumerate(jobs):
+            for j, host in enumerate(names[(k * 97) % 3584:][:512]):
+                slow = 3.5 if (j * 7 + k) % 50 == 0 else 1.0
+                lines.append(f"{job.pk},{benchmark},{host},{0.0167 * slow * (1 + j % 5 / 500)}")
+        health.ingest_csv("\n".join(lines))
+    purge_broker()
+    with celery_worker(tmp_path / "worker.log", concurrency=1) as worker:
+        run = health.start_estimation(machine, window_days=30)
+        wait_for(lambda: EstimationRun.objects.filter(pk=run.pk,
+                                                      status=RunStatus.RUNNING).exists(), 120)
+        children = pool_children(worker.pid)
+        os.kill(children[0], signal.SIGKILL)
+        wait_for(lambda: EstimationRun.objects.get(pk=run.pk).is_terminal, timeout=180)
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert run.attempts == 2, run.log
+    assert Estimate.objects.filter(run=run).count() == 5, "one estimate per benchmark, once"

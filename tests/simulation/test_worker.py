@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import time
 
 import pytest
@@ -21,7 +20,7 @@ from simulation import services, tasks
 from simulation.models import SimulationRun
 from tests.conftest import skip_or_fail
 from tests.simulation.conftest import TINY
-from tests.workers import celery_worker, purge_broker, wait_for
+from tests.workers import celery_worker, pool_children, purge_broker, wait_for
 
 #: A full 8x8, c = 8 machine under uniform load for a fixed number of cycles:
 #: several seconds of simulation, so a kill lands in the middle.
@@ -62,12 +61,6 @@ def test_runs_and_a_sweep_on_real_workers(tmp_path, api, users):
     assert "simulation.tasks.run_simulation" in (tmp_path / "worker.log").read_text()
 
 
-def _pool_children(pid: int) -> list[int]:
-    out = subprocess.run(["ps", "--ppid", str(pid), "-o", "pid="], capture_output=True,
-                         text=True, check=False).stdout
-    return [int(p) for p in out.split()]
-
-
 @pytest.mark.worker
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
@@ -82,14 +75,14 @@ def test_killed_pool_process_the_run_finishes_exactly_once(tmp_path, on_postgres
                 pk=run.pk, status=RunStatus.RUNNING, progress__gt=0.05).exists(), timeout=120)
         except AssertionError:
             pytest.fail("run never got going; worker log:\n" + _log_tail(tmp_path))
-        children = _pool_children(worker.pid)
+        children = pool_children(worker.pid)
         assert len(children) == 1, children
         os.kill(children[0], signal.SIGKILL)
         try:
             wait_for(lambda: SimulationRun.objects.get(pk=run.pk).is_terminal, timeout=300)
         except AssertionError:
             pytest.fail("run did not finish after the kill; worker log:\n" + _log_tail(tmp_path))
-        assert _pool_children(worker.pid) != children  # the pool replaced its process
+        assert pool_children(worker.pid) != children  # the pool replaced its process
     run.refresh_from_db()
     assert run.status == RunStatus.SUCCEEDED, run.error
     assert run.attempts >= 2
