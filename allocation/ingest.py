@@ -324,7 +324,7 @@ def _resolve_jobs(refs: set) -> dict[Any, Job | str]:
     text_refs = sorted(r for r in refs if isinstance(r, str))
     by_external: dict[str, list[Job]] = defaultdict(list)
     for chunk in _chunks(text_refs):
-        for job in Job.objects.filter(external_id__in=chunk).select_related("machine"):
+        for job in Job.objects.filter(external_id__in=chunk).select_related("machine", "owner"):
             by_external[job.external_id].append(job)
     ids: dict[int, list] = defaultdict(list)
     for ref in refs:
@@ -342,7 +342,8 @@ def _resolve_jobs(refs: set) -> dict[Any, Job | str]:
     id_list = sorted(ids)
     found: dict[int, Job] = {}
     for chunk in _chunks(id_list):
-        found.update((j.pk, j) for j in Job.objects.filter(pk__in=chunk).select_related("machine"))
+        found.update((j.pk, j) for j in Job.objects.filter(pk__in=chunk).select_related(
+            "machine", "owner"))
     for pk, original_refs in ids.items():
         for ref in original_refs:
             out[ref] = found.get(pk) or f"no job with id or external id {ref!r}"
@@ -427,8 +428,17 @@ class IngestResult:
         return {"stored": self.stored, "replaced": self.replaced, "groups": self.groups}
 
 
-def ingest(rows: Sequence[ParsedRow]) -> IngestResult:
-    """Store validated rows; each (job, benchmark) present replaces what was stored for it."""
+def _job_key(row: ParsedRow) -> str:
+    """Where a job problem is reported: ``job`` (JSON, one job) or ``row N, job`` (CSV)."""
+    return "job" if row.label.startswith("results[") else _key(row.label, "job")
+
+
+def ingest(rows: Sequence[ParsedRow], owner: Any = None) -> IngestResult:
+    """Store validated rows; each (job, benchmark) present replaces what was stored for it.
+
+    ``owner`` set: every job must be that user's (an operator uploads for their own
+    jobs only); None: any job (admins, and the cluster's benchmark-scoped tokens).
+    """
     check_units(rows)
     errors = ErrorCollector()
     jobs = _resolve_jobs({r.job for r in rows})
@@ -452,9 +462,13 @@ def ingest(rows: Sequence[ParsedRow]) -> IngestResult:
             break
         job = jobs[row.job]
         if not isinstance(job, Job):
-            key = "job" if row.label.startswith("results[") else _key(row.label, "job")
-            if key not in errors.errors:
+            if (key := _job_key(row)) not in errors.errors:
                 errors.add(key, job)
+            continue
+        if owner is not None and job.owner_id != owner.pk:
+            if (key := _job_key(row)) not in errors.errors:
+                errors.add(key, (f"job {job.pk} is {job.owner.username}'s; only its owner, an "
+                                 "admin or a benchmark-scoped token may upload for it"))
             continue
         node_id = node_ids[job.machine_id].get(row.node)
         if node_id is None:
@@ -500,11 +514,11 @@ def ingest(rows: Sequence[ParsedRow]) -> IngestResult:
     return IngestResult(stored=len(objects), replaced=replaced, groups=summary)
 
 
-def ingest_payload(data: Any) -> IngestResult:
+def ingest_payload(data: Any, owner: Any = None) -> IngestResult:
     """Validate and store one JSON upload (one job, one benchmark)."""
-    return ingest(parse_payload(data))
+    return ingest(parse_payload(data), owner=owner)
 
 
-def ingest_csv(text: str) -> IngestResult:
+def ingest_csv(text: str, owner: Any = None) -> IngestResult:
     """Validate and store one CSV upload (any number of jobs and benchmarks)."""
-    return ingest(parse_csv(text))
+    return ingest(parse_csv(text), owner=owner)

@@ -215,3 +215,84 @@ def snapshot_owned(ids: dict) -> tuple:
             SimulationRun.objects.filter(pk=ids["simulation-runs"]).values_list(
                 "status", flat=True)[0],
             Sweep.objects.filter(pk=ids["sweeps"]).count())
+
+
+# Foreign keys: a write naming an object the caller may not use is a 400 naming
+# the field, and nothing is written. (Machines and nodes are shared; jobs are
+# owned, and benchmark uploads and recorded selections write into a job.)
+def _fk_upload_json(job):
+    return "post", "/api/v1/benchmarks/", {
+        "job": job.pk, "benchmark": "stream",
+        "results": [{"node": "n01", "seconds": 0.02}, {"node": "n02", "seconds": 0.021}]}, \
+        "json", "job"
+
+
+def _fk_upload_csv(job):
+    return "generic", "/api/v1/benchmarks/", (
+        f"job,benchmark,node,seconds\n{job.pk},stream,n01,0.02\n{job.pk},stream,n02,0.021\n"
+    ), "text/csv", "row 2, job"
+
+
+def _fk_select_fastest(job):
+    return "post", "/api/v1/select-fastest/", {
+        "job": job.pk, "benchmark": "stream", "n_node": 1, "record_roles": True}, \
+        "json", "job"
+
+
+FK_CASES = {"benchmark upload (JSON)": _fk_upload_json,
+            "benchmark upload (CSV)": _fk_upload_csv,
+            "select-fastest recording roles": _fk_select_fastest}
+
+
+def _fk_send(client, case, job):
+    how, url, body, media, field = case(job)
+    if how == "generic":
+        response = client.generic("POST", url, body, content_type=media)
+    else:
+        response = client.post(url, body, format=media)
+    return response, field
+
+
+def _fk_state(job) -> tuple:
+    from allocation.models import Allocation, BenchmarkResult
+
+    return (sorted(BenchmarkResult.objects.filter(job=job).values_list("node_id", "seconds")),
+            sorted(Allocation.objects.filter(job=job).values_list("node_id", "role")))
+
+
+@pytest.mark.parametrize("case", list(FK_CASES), ids=list(FK_CASES))
+def test_foreign_key_to_anothers_job_is_400(db, users, machine, case):
+    from allocation import health
+
+    owner_job = jobs.submit_job(owner=users["operator"], machine=machine, name="mine",
+                                node_count=2, pattern="uniform", policy="row")
+    health.ingest_payload({"job": owner_job.pk, "benchmark": "stream", "results": [
+        {"node": host, "seconds": 0.03} for host in
+        owner_job.allocations.values_list("node__hostname", flat=True)]})
+    before = _fk_state(owner_job)
+    for user in ("operator2",):
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {accounts.issue_token(users[user])}")
+        response, field = _fk_send(client, FK_CASES[case], owner_job)
+        assert response.status_code == 400, response.content
+        assert field in response.json()["errors"], response.json()
+        assert "only its owner" in str(response.json()["errors"][field])
+        assert _fk_state(owner_job) == before
+    # The same request by the owner and by an admin is accepted (the 400 is about
+    # ownership, not the request).
+    for user in ("operator", "admin"):
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {accounts.issue_token(users[user])}")
+        response, _ = _fk_send(client, FK_CASES[case], owner_job)
+        assert response.status_code in (200, 201), (user, response.content)
+
+
+def test_benchmark_scoped_token_uploads_for_any_job(db, users, machine):
+    """The cluster's prolog uploads for every job with one admin-issued scoped token."""
+    job = jobs.submit_job(owner=users["operator"], machine=machine, name="theirs",
+                          node_count=2, pattern="uniform", policy="row")
+    client = APIClient()
+    key = accounts.issue_token(users["operator2"], "prolog", scope="benchmarks")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    response, _ = _fk_send(client, _fk_upload_json, job)
+    assert response.status_code == 201, response.content

@@ -89,6 +89,15 @@ def _is_benchmark_token(request) -> bool:
     return token is not None and token.scope == TokenScope.BENCHMARKS
 
 
+def _job_owner_required(request):
+    """Whose jobs the caller may write for: None (any) for admins and for the
+    benchmark-scoped tokens an admin issues to the cluster's prolog, which
+    uploads for every job; otherwise the caller's own jobs only."""
+    if role_at_least(request.user, Role.ADMIN) or _is_benchmark_token(request):
+        return None
+    return request.user
+
+
 # --------------------------------------------------------------------------
 # Benchmarks
 
@@ -183,9 +192,11 @@ class BenchmarkResultViewSet(mixins.ListModelMixin, mixins.CreateModelMixin,
     def create(self, request, *args, **kwargs):
         """Upload benchmark times (JSON, CSV body or CSV file); replaces a re-posted job."""
         media = (request.content_type or "").split(";")[0].strip().lower()
+        owner = _job_owner_required(request)
         if media == "text/csv":
             # DRF hands an empty body over as an empty dict, not as "".
-            result = health.ingest_csv(request.data if isinstance(request.data, str) else "")
+            result = health.ingest_csv(request.data if isinstance(request.data, str) else "",
+                                       owner=owner)
         elif media in ("multipart/form-data", "application/x-www-form-urlencoded"):
             upload = request.FILES.get("file")
             if upload is None:
@@ -196,9 +207,9 @@ class BenchmarkResultViewSet(mixins.ListModelMixin, mixins.CreateModelMixin,
                 text = upload.read().decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise DjangoValidationError({"file": ["not UTF-8 text"]}) from exc
-            result = health.ingest_csv(text)
+            result = health.ingest_csv(text, owner=owner)
         else:
-            result = health.ingest_payload(request.data)
+            result = health.ingest_payload(request.data, owner=owner)
         return Response(IngestResultSerializer(result.as_dict()).data,
                         status=status.HTTP_201_CREATED)
 
@@ -429,6 +440,11 @@ class SelectFastestView(APIView):
         if data["record_roles"] and "job" not in data:
             raise DjangoValidationError({"record_roles": ["needs a job"]})
         job = health.resolve_job(data["job"]) if "job" in data else None
+        owner = _job_owner_required(request)
+        if data["record_roles"] and owner is not None and job.owner_id != owner.pk:
+            raise DjangoValidationError({"job": [
+                f"job {job.pk} is {job.owner.username}'s; only its owner or an admin may "
+                "record its allocation roles"]})
         result = health.select_fastest(
             n_node=data.get("n_node"), times=data.get("times"), job=job,
             benchmark=data["benchmark"], abnormal_threshold=data.get("abnormal_threshold"))

@@ -130,7 +130,7 @@ def test_json_upload_stores_and_repost_replaces(api, job):
 
 
 def test_csv_body_and_file_upload(api, job, machine, users):
-    other = Job.objects.create(name="other", external_id="77", owner=users["admin"],
+    other = Job.objects.create(name="other", external_id="77", owner=users["operator"],
                                machine=machine, node_count=2)
     text = ("job,benchmark,node,seconds,measured_at\n"
             "4242,stream,n01,0.0167,2026-01-02T03:04:05Z\n"
@@ -303,8 +303,8 @@ def test_ambiguous_external_id_is_400(api, job, machine, users):
 
 
 def test_list_filters(api, job, machine, users):
-    other = Job.objects.create(name="o", external_id="", owner=users["admin"], machine=machine,
-                               node_count=2)
+    other = Job.objects.create(name="o", external_id="", owner=users["operator"],
+                               machine=machine, node_count=2)
     client = api("operator")
     client.post("/api/v1/benchmarks/", upload(job.pk, NORMAL), format="json")
     client.post("/api/v1/benchmarks/", upload(other.pk, {"n20": 2.0, "n21": 2.1}, "dgemm"),
