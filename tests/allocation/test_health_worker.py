@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 import pytest
 from django.conf import settings
@@ -44,17 +45,15 @@ def test_estimation_run_on_a_real_worker(tmp_path, api, machine, users):
     assert "run_estimation" in (tmp_path / "worker.log").read_text()
 
 
-@pytest.mark.worker
-@pytest.mark.postgres
-@pytest.mark.django_db(transaction=True)
-def test_pool_process_killed_mid_estimation_finishes_once(tmp_path, on_postgres, users):
-    """SIGKILL the worker's pool process while an estimation runs: the redelivered
-    task estimates again and the estimates are stored exactly once."""
+def big_history(owner):
+    """A 16x16, c = 16 machine with 102,400 benchmark runs in five benchmarks: an
+    estimation long enough to be killed in the middle (needs Redis: acks_late and
+    redelivery of an unacknowledged message)."""
     if not settings.CELERY_BROKER_URL.startswith("redis://"):
         skip_or_fail("needs the Redis broker: run with CELERY_BROKER_URL=redis://...")
     machine = services.create_machine(name="big", sides=[16, 16], concentration=16)
     names = list(machine.nodes.order_by("index").values_list("hostname", flat=True))
-    jobs = [Job.objects.create(name=f"j{i}", owner=users["operator"], machine=machine,
+    jobs = [Job.objects.create(name=f"j{i}", owner=owner, machine=machine,
                                node_count=512) for i in range(40)]
     for benchmark in ("stream", "dgemm", "ping", "io", "fft"):
         lines = ["job,benchmark,node,seconds"]
@@ -63,6 +62,16 @@ def test_pool_process_killed_mid_estimation_finishes_once(tmp_path, on_postgres,
                 slow = 3.5 if (j * 7 + k) % 50 == 0 else 1.0
                 lines.append(f"{job.pk},{benchmark},{host},{0.0167 * slow * (1 + j % 5 / 500)}")
         health.ingest_csv("\n".join(lines))
+    return machine
+
+
+@pytest.mark.worker
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_pool_process_killed_mid_estimation_finishes_once(tmp_path, on_postgres, users):
+    """SIGKILL the worker's pool process while an estimation runs: the redelivered
+    task estimates again and the estimates are stored exactly once."""
+    machine = big_history(users["operator"])
     purge_broker()
     with celery_worker(tmp_path / "worker.log", concurrency=1) as worker:
         run = health.start_estimation(machine, window_days=30)
@@ -75,3 +84,40 @@ def test_pool_process_killed_mid_estimation_finishes_once(tmp_path, on_postgres,
     assert run.status == RunStatus.SUCCEEDED, run.error
     assert run.attempts == 2, run.log
     assert Estimate.objects.filter(run=run).count() == 5, "one estimate per benchmark, once"
+
+
+@pytest.mark.worker
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_whole_worker_killed_mid_estimation_and_restarted_finishes_once(
+        tmp_path, on_postgres, users):
+    """SIGKILL the whole worker (main process and pool) mid-estimation, then start
+    another: the unacknowledged message returns after the visibility timeout (10 s
+    here; the hard time limit + 600 s in production) and the estimates are stored
+    once. Bound: visibility timeout + one estimation (asserted under 180 s)."""
+    machine = big_history(users["operator"])
+    purge_broker()
+    quick_redelivery = {"HX_VISIBILITY_TIMEOUT": "10"}
+    with celery_worker(tmp_path / "first.log", extra_env=quick_redelivery,
+                       concurrency=1) as worker:
+        run = health.start_estimation(machine, window_days=30)
+        wait_for(lambda: EstimationRun.objects.filter(pk=run.pk,
+                                                      status=RunStatus.RUNNING).exists(), 120)
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait(timeout=30)
+    killed_at = time.monotonic()
+    assert EstimationRun.objects.get(pk=run.pk).status == RunStatus.RUNNING
+    assert not Estimate.objects.filter(run=run).exists()
+    time.sleep(11)  # past the visibility timeout: the next worker restores it at start
+    with celery_worker(tmp_path / "second.log", extra_env=quick_redelivery):
+        try:
+            wait_for(lambda: EstimationRun.objects.get(pk=run.pk).is_terminal, timeout=180)
+        except AssertionError:
+            pytest.fail("run did not finish after the restart:\n"
+                        + (tmp_path / "second.log").read_text()[-4000:])
+    assert time.monotonic() - killed_at < 180
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert run.attempts == 2, run.log
+    assert Estimate.objects.filter(run=run).count() == 5, "one estimate per benchmark, once"
+    assert EstimationRun.objects.count() == 1
