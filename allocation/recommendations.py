@@ -87,20 +87,27 @@ def _times(t_cmpt, t_comm, wall_time, compute_fraction) -> tuple[float, float]:
     return t_cmpt, t_comm or 0.0
 
 
-def occupancy_fingerprint(machine: Machine) -> str:
+def occupancy_fingerprint(available: np.ndarray, owner: np.ndarray) -> str:
     """Changes whenever a node is taken, freed, drained or returned."""
-    available, owner = jobs.occupancy(machine)
     digest = hashlib.sha256()
     digest.update(np.packbits(available).tobytes())
     digest.update(owner.tobytes())
     return digest.hexdigest()
 
 
-def _cache_key(machine: Machine, inputs: dict[str, Any]) -> str:
+def _cache_key(machine: Machine, occupancy: str, inputs: dict[str, Any]) -> str:
     estimate = health.latest_estimate(machine)
-    payload = {"machine": machine.pk, "occupancy": occupancy_fingerprint(machine),
+    payload = {"machine": machine.pk, "occupancy": occupancy,
                "estimate": estimate.pk if estimate else None, **inputs}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def _fresh_cached(machine: Machine, key: str) -> Recommendation | None:
+    since = timezone.now() - timedelta(seconds=CACHE_SECONDS)
+    return (Recommendation.objects.select_related("machine", "user").filter(
+        machine=machine, cache_key=key, created_at__gte=since,
+        status__in=[RecommendationStatus.COMPUTING, RecommendationStatus.READY])
+        .order_by("-created_at").first())
 
 
 def request_recommendation(*, user, machine: Machine, node_count: int, pattern: str,
@@ -116,7 +123,7 @@ def request_recommendation(*, user, machine: Machine, node_count: int, pattern: 
     if pattern not in CommPattern.values:
         raise ValidationError({"pattern": [f"must be one of {', '.join(CommPattern.values)}"]})
     t_cmpt_s, t_comm_s = _times(t_cmpt, t_comm, wall_time, compute_fraction)
-    available, _ = jobs.occupancy(machine)
+    available, owner = jobs.occupancy(machine)
     free = int(available.sum())
     if node_count > free:
         raise ValidationError({"node_count": [
@@ -126,15 +133,14 @@ def request_recommendation(*, user, machine: Machine, node_count: int, pattern: 
               "compute_fraction": compute_fraction, "p_abn": p_abn,
               "alpha_abn": alpha_abn, "t_bench": t_bench, "simulate": simulate,
               "default_policy": default_policy()}
-    key = _cache_key(machine, inputs)
-    since = timezone.now() - timedelta(seconds=CACHE_SECONDS)
+    key = _cache_key(machine, occupancy_fingerprint(available, owner), inputs)
+    # A hit needs no lock; a miss locks the machine and looks again, so identical
+    # concurrent questions create one recommendation.
+    if (cached := _fresh_cached(machine, key)) is not None:
+        return refresh(cached), True
     with transaction.atomic():
         Machine.objects.select_for_update().get(pk=machine.pk)
-        cached = (Recommendation.objects.filter(
-            machine=machine, cache_key=key, created_at__gte=since,
-            status__in=[RecommendationStatus.COMPUTING, RecommendationStatus.READY])
-            .order_by("-created_at").first())
-        if cached is not None:
+        if (cached := _fresh_cached(machine, key)) is not None:
             return refresh(cached), True
         rec = _create(user, machine, name, external_id, inputs, key)
     return rec, False
