@@ -13,34 +13,37 @@ from allocation.filtersets import JobFilterSet
 from allocation.forms import CompareForm, JobForm, ReleaseForm
 from allocation.grid import GridShape, build_plane
 from allocation.models import Job, Machine
+from hxportal import ownership
 from hxportal.errors import ConflictError
 from hxportal.roles import Role, role_at_least
-from hxportal.views import RoleRequiredMixin, add_form_errors
+from hxportal.views import OwnedRowsMixin, RoleRequiredMixin, add_form_errors
 
 HIGHER_IS_BETTER = {"pb_exact": True, "pb_bound": True, "avg_distance": False,
                     "max_distance": False, "hull_links": True}
 
 
-class JobListView(RoleRequiredMixin, ListView):
+class JobListView(RoleRequiredMixin, OwnedRowsMixin, ListView):
     template_name = "allocation/job_list.html"
     context_object_name = "jobs"
     paginate_by = 50
+    owner_field = "owner"
 
     def get_queryset(self):
         data = self.request.GET.copy()
         data.pop("page", None)
-        self.filterset = JobFilterSet(data, queryset=Job.objects.select_related(
-            "owner", "machine").order_by("-created_at", "-id"))
+        self.filterset = JobFilterSet(data, queryset=self.readable(Job.objects.select_related(
+            "owner", "machine").order_by("-created_at", "-id")))
         return self.filterset.qs if self.filterset.is_valid() else Job.objects.none()
 
     def get_context_data(self, **kwargs):
         return super().get_context_data(filterset=self.filterset, **kwargs)
 
 
-class JobDetailView(RoleRequiredMixin, DetailView):
+class JobDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
     template_name = "allocation/job_detail.html"
     context_object_name = "job"
     queryset = Job.objects.select_related("owner", "machine")
+    owner_field = "owner"
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
@@ -74,10 +77,8 @@ class JobReleaseView(RoleRequiredMixin, View):
     required_role = Role.OPERATOR
 
     def post(self, request, pk: int):
-        queryset = Job.objects.all()
-        if not role_at_least(request.user, Role.ADMIN):
-            queryset = queryset.filter(owner=request.user)
-        job = get_object_or_404(queryset, pk=pk)
+        job = get_object_or_404(ownership.writable(Job.objects.all(), request.user, "owner"),
+                                pk=pk)
         form = ReleaseForm(request.POST)
         if not form.is_valid():
             messages.error(request, "; ".join(e for errs in form.errors.values() for e in errs))

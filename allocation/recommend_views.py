@@ -14,10 +14,10 @@ from allocation.forms import RecommendationForm
 from allocation.grid import GridShape, build_plane
 from allocation.health_charts import Mark, Series, line_chart
 from allocation.models import Recommendation, RecommendationStatus
-from hxportal import hostlists
+from hxportal import hostlists, ownership
 from hxportal.errors import ConflictError
 from hxportal.roles import Role, role_at_least
-from hxportal.views import RoleRequiredMixin, add_form_errors
+from hxportal.views import OwnedRowsMixin, RoleRequiredMixin, add_form_errors
 
 
 class RecommendFormView(RoleRequiredMixin, FormView):
@@ -38,7 +38,7 @@ class RecommendFormView(RoleRequiredMixin, FormView):
         return redirect(rec)
 
 
-class RecommendationListView(RoleRequiredMixin, ListView):
+class RecommendationListView(RoleRequiredMixin, OwnedRowsMixin, ListView):
     template_name = "allocation/recommendation_list.html"
     context_object_name = "recommendations"
     paginate_by = 50
@@ -67,7 +67,7 @@ class RecommendationListView(RoleRequiredMixin, ListView):
         return context
 
 
-class RecommendationDetailView(RoleRequiredMixin, DetailView):
+class RecommendationDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
     template_name = "allocation/recommendation_detail.html"
     context_object_name = "rec"
     queryset = Recommendation.objects.select_related("machine", "user", "job")
@@ -123,10 +123,8 @@ class RecommendationAcceptView(RoleRequiredMixin, View):
     required_role = Role.OPERATOR
 
     def post(self, request, pk: int):
-        queryset = Recommendation.objects.all()
-        if not role_at_least(request.user, Role.ADMIN):
-            queryset = queryset.filter(user=request.user)
-        rec = get_object_or_404(queryset, pk=pk)
+        rec = get_object_or_404(ownership.writable(Recommendation.objects.all(), request.user,
+                                                   "user"), pk=pk)
         try:
             job = recommendations.accept(rec, request.user, request.POST.get("policy") or None)
         except (ValidationError, ConflictError) as exc:

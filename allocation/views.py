@@ -13,7 +13,7 @@ from allocation.filtersets import NodeFilterSet
 from allocation.forms import MachineForm, NodeStateForm
 from allocation.grid import GridShape, build_plane, job_palette
 from allocation.models import Machine, NodeState
-from hxportal import hostlists
+from hxportal import hostlists, ownership
 from hxportal.errors import ConflictError
 from hxportal.roles import Role
 from hxportal.views import RoleRequiredMixin, add_form_errors
@@ -65,10 +65,14 @@ class MachineDetailView(RoleRequiredMixin, DetailView):
             "switch", "coords", "local", "hostname", "state", "state_reason", "job"))
         active = list(queries.active_jobs(machine))
         palette = job_palette(j.pk for j in active)
-        names = {j.pk: j.name for j in active}
+        # With HX_PRIVATE_DATA, another user's job shows as held, without name or link.
+        everything = ownership.reads_everything(self.request.user)
+        shown = [j for j in active if everything or j.owner_id == self.request.user.pk]
+        names = {j.pk: j.name for j in shown}
         for node in nodes:
             node["colour"] = palette.get(node["job"])
-            node["job_name"] = names.get(node["job"], "")
+            node["job_shown"] = node["job"] in names
+            node["job_name"] = names.get(node["job"], "held by another user")
         state_hostlists = {
             state: hostlists.compress(machine.nodes.filter(state=state)
                                       .values_list("hostname", flat=True))
@@ -77,7 +81,8 @@ class MachineDetailView(RoleRequiredMixin, DetailView):
             grid=build_plane(shape, plane, nodes), shape=shape, plane=plane,
             plane_labels=list(enumerate(shape.plane_labels())),
             state_hostlists=state_hostlists, state_form=NodeStateForm(),
-            legend=[{"job": j, "colour": palette[j.pk]} for j in active])
+            legend=[{"job": j, "colour": palette[j.pk]} for j in shown],
+            hidden_jobs=len(active) - len(shown))
         return context
 
 

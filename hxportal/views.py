@@ -10,6 +10,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpResponse
 from django.utils.decorators import method_decorator
 
+from hxportal import ownership
 from hxportal.errors import ConflictError
 from hxportal.roles import Role, role_at_least
 
@@ -32,6 +33,19 @@ class RoleRequiredMixin:
         if not role_at_least(request.user, self.required_role):
             raise PermissionDenied(f"This page needs the {self.required_role} role.")
         return super().dispatch(request, *args, **kwargs)
+
+
+class OwnedRowsMixin:
+    """Pages over owned rows read only what :mod:`hxportal.ownership` lets the user
+    read (with ``HX_PRIVATE_DATA``: their own; another's is a 404)."""
+
+    owner_field = "user"
+
+    def get_queryset(self):
+        return self.readable(super().get_queryset())
+
+    def readable(self, queryset):
+        return ownership.readable(queryset, self.request.user, self.owner_field)
 
 
 def _client_address(request) -> str:

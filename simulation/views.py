@@ -14,9 +14,10 @@ from django.utils.safestring import mark_safe
 from django.views import View
 from django.views.generic import DetailView, FormView, ListView
 
+from hxportal import ownership
 from hxportal.errors import ConflictError
 from hxportal.roles import Role
-from hxportal.views import RoleRequiredMixin
+from hxportal.views import OwnedRowsMixin, RoleRequiredMixin
 from simulation import charts, services
 from simulation.filtersets import SimulationRunFilterSet, SweepFilterSet
 from simulation.forms import RunForm, StudyForm, SweepForm
@@ -38,7 +39,7 @@ def _form_errors(form, exc: ValidationError | ConflictError, default: str | None
         form.add_error(name, [f"{prefix}{p}" for p in problems])
 
 
-class RunListView(RoleRequiredMixin, ListView):
+class RunListView(RoleRequiredMixin, OwnedRowsMixin, ListView):
     template_name = "simulation/run_list.html"
     context_object_name = "runs"
     paginate_by = 50
@@ -46,9 +47,8 @@ class RunListView(RoleRequiredMixin, ListView):
     def get_queryset(self):
         data = self.request.GET.copy()
         data.pop("page", None)
-        self.filterset = SimulationRunFilterSet(data, queryset=SimulationRun.objects
-                                                .select_related("user", "sweep")
-                                                .defer("result", "log"))
+        self.filterset = SimulationRunFilterSet(data, queryset=self.readable(
+            SimulationRun.objects.select_related("user", "sweep").defer("result", "log")))
         if not self.filterset.is_valid():
             return SimulationRun.objects.none()
         return self.filterset.qs.order_by("-created_at", "-id")
@@ -78,7 +78,7 @@ class RunCreateView(RoleRequiredMixin, FormView):
         return redirect(run)
 
 
-class RunDetailView(RoleRequiredMixin, DetailView):
+class RunDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
     template_name = "simulation/run_detail.html"
     context_object_name = "run"
     queryset = SimulationRun.objects.select_related("user", "sweep", "machine")
@@ -96,7 +96,7 @@ class RunDetailView(RoleRequiredMixin, DetailView):
         return context
 
 
-class SweepListView(RoleRequiredMixin, ListView):
+class SweepListView(RoleRequiredMixin, OwnedRowsMixin, ListView):
     template_name = "simulation/sweep_list.html"
     context_object_name = "sweeps"
     paginate_by = 50
@@ -105,7 +105,7 @@ class SweepListView(RoleRequiredMixin, ListView):
         data = self.request.GET.copy()
         data.pop("page", None)
         self.filterset = SweepFilterSet(data, queryset=services.with_counts(
-            Sweep.objects.select_related("user")))
+            self.readable(Sweep.objects.select_related("user"))))
         if not self.filterset.is_valid():
             return Sweep.objects.none()
         return self.filterset.qs.order_by("-created_at", "-id")
@@ -167,7 +167,7 @@ class StudyCreateView(RoleRequiredMixin, FormView):
         return redirect(sweep)
 
 
-class SweepDetailView(RoleRequiredMixin, DetailView):
+class SweepDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
     template_name = "simulation/sweep_detail.html"
     context_object_name = "sweep"
     queryset = Sweep.objects.select_related("user")
@@ -209,9 +209,14 @@ class SweepDetailView(RoleRequiredMixin, DetailView):
         return context
 
 
+def _readable_sweep(request, pk: int) -> Sweep:
+    return get_object_or_404(ownership.readable(Sweep.objects.all(), request.user, "user"),
+                             pk=pk)
+
+
 class SweepResultsCSVView(RoleRequiredMixin, View):
     def get(self, request, pk: int):
-        sweep = get_object_or_404(Sweep, pk=pk)
+        sweep = _readable_sweep(request, pk)
         response = HttpResponse(content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="sweep-{sweep.pk}.csv"'
         writer = csv.DictWriter(response, fieldnames=services.RESULT_COLUMNS)
@@ -223,7 +228,7 @@ class SweepResultsCSVView(RoleRequiredMixin, View):
 
 class SweepResultsJSONView(RoleRequiredMixin, View):
     def get(self, request, pk: int):
-        sweep = get_object_or_404(Sweep, pk=pk)
+        sweep = _readable_sweep(request, pk)
         body = {"sweep": sweep.pk, "name": sweep.name, "preset": sweep.preset,
                 "base": sweep.base, "parameters": sweep.parameters,
                 "progress": services.sweep_progress(sweep),

@@ -296,3 +296,69 @@ def test_benchmark_scoped_token_uploads_for_any_job(db, users, machine):
     client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     response, _ = _fk_send(client, _fk_upload_json, job)
     assert response.status_code == 201, response.content
+
+
+# Private data: with HX_PRIVATE_DATA on, a second operator cannot read the
+# owner's rows either: every owned detail route (API and page) is a 404, every
+# list leaves them out, and the grid shows the nodes as held without a name.
+def owned_read_cases():
+    for path, _cls, actions, is_api in routes():
+        owned = any(f"{prefix}/" in path for prefix in OWNED) and (
+            "<pk>" in path or "<int:pk>" in path)
+        if owned and "GET" in actions:
+            yield pytest.param(path, is_api, id=f"GET /{path}")
+
+
+def _client(users, user: str, is_api: bool) -> APIClient:
+    client = APIClient()
+    if is_api:
+        client.credentials(HTTP_AUTHORIZATION=f"Token {accounts.issue_token(users[user])}")
+    else:
+        client.force_login(users[user])
+    return client
+
+
+@pytest.mark.parametrize(("path", "is_api"), list(owned_read_cases()))
+def test_private_data_hides_anothers_rows(world, users, settings, path, is_api):
+    assert len(list(owned_read_cases())) >= 8, "the registry has owned read routes"
+    url = concrete(path, world)
+    settings.HX_PRIVATE_DATA = False
+    assert _client(users, "operator2", is_api).get(url).status_code == 200, url
+    settings.HX_PRIVATE_DATA = True
+    assert _client(users, "operator2", is_api).get(url).status_code == 404, url
+    assert _client(users, "viewer", is_api).get(url).status_code == 404, url
+    for reader in ("operator", "admin"):
+        assert _client(users, reader, is_api).get(url).status_code == 200, (reader, url)
+
+
+LISTS = {"/api/v1/jobs/": "jobs", "/api/v1/recommendations/": "recommendations",
+         "/api/v1/simulation-runs/": "simulation-runs", "/api/v1/sweeps/": "sweeps"}
+
+
+@pytest.mark.parametrize("url", list(LISTS))
+def test_private_data_lists_only_own_rows(world, users, settings, url):
+    settings.HX_PRIVATE_DATA = True
+    ids = {row["id"] for row in _client(users, "operator2", True).get(url).json()["results"]}
+    assert world[LISTS[url]] not in ids
+    for reader in ("operator", "admin"):
+        ids = {row["id"] for row in _client(users, reader, True).get(url).json()["results"]}
+        assert world[LISTS[url]] in ids, (reader, url)
+
+
+def test_private_data_grid_shows_anothers_job_as_held(world, users, settings):
+    from allocation.models import Job
+
+    job = Job.objects.get(pk=world["jobs"])
+    settings.HX_PRIVATE_DATA = True
+    page = _client(users, "operator2", False).get("/machines/m4/").content.decode()
+    assert f'data-job="{job.pk}"' not in page and "held by another user" in page
+    assert "1 job of other users (private)" in page
+    page = _client(users, "operator", False).get("/machines/m4/").content.decode()
+    assert f'data-job="{job.pk}"' in page and "held by another user" not in page
+    pages = {"/jobs/": f"/jobs/{world['jobs']}/",
+             "/recommendations/": f"/recommendations/{world['recommendations']}/",
+             "/simulation/": f"/simulation/runs/{world['simulation-runs']}/",
+             "/simulation/sweeps/": f"/simulation/sweeps/{world['sweeps']}/"}
+    for listing, link in pages.items():
+        assert link not in _client(users, "operator2", False).get(listing).content.decode()
+        assert link in _client(users, "operator", False).get(listing).content.decode(), link

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from rest_framework import permissions
 
-from hxportal.roles import Role, role_at_least
+from hxportal import ownership
 
 
 class OwnWritesMixin:
-    """Operators change only their own rows (``owner_field``): another's is a 404,
-    not a 403, so its existence is not revealed; admins change any row."""
+    """Owned rows (``owner_field``) by :mod:`hxportal.ownership`: operators change
+    only their own, and with ``HX_PRIVATE_DATA`` read only their own; another's
+    is a 404, not a 403, so its existence is not revealed."""
 
     owner_field = "user"
 
@@ -17,10 +18,9 @@ class OwnWritesMixin:
         queryset = super().get_queryset()
         if getattr(self, "swagger_fake_view", False):
             return queryset
-        if self.request.method not in permissions.SAFE_METHODS and not role_at_least(
-                self.request.user, Role.ADMIN):
-            queryset = queryset.filter(**{self.owner_field: self.request.user})
-        return queryset
+        if self.request.method in permissions.SAFE_METHODS:
+            return ownership.readable(queryset, self.request.user, self.owner_field)
+        return ownership.writable(queryset, self.request.user, self.owner_field)
 
 
 def validated(serializer_class, request) -> dict:
