@@ -177,7 +177,7 @@ def test_matrix(world, users, path, cls, method, action, is_api):
             assert code not in (401, 403), (role, method, url, code, response.content[:300])
 
 
-OWNED = ("jobs", "recommendations", "simulation-runs", "sweeps")
+OWNED = ("jobs", "recommendations", "simulation-runs", "sweeps", "simulation/runs")
 
 
 def owned_write_cases():
