@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
 from allocation.models import Allocation, Job, JobStatus, Machine, Node
+from hxportal import ownership
 
 
-def nodes_with_job(queryset: QuerySet[Node] | None = None) -> QuerySet[Node]:
-    """Nodes annotated with ``job``: the id of the job holding each, or None."""
+def nodes_with_job(queryset: QuerySet[Node] | None = None, reader=None) -> QuerySet[Node]:
+    """Nodes annotated with ``held`` (an active allocation holds it) and ``job``: the
+    id of the holding job, or None; also None for a job ``reader`` may not read
+    (``HX_PRIVATE_DATA``), so the node shows as held by nobody named."""
     active = Allocation.objects.filter(node=OuterRef("pk"), released_at__isnull=True)
+    shown = active if reader is None or ownership.reads_everything(reader) else active.filter(
+        job__owner=reader)
     base = Node.objects.all() if queryset is None else queryset
-    return base.select_related("machine").annotate(job=Subquery(active.values("job_id")[:1]))
+    return base.select_related("machine").annotate(
+        held=Exists(active), job=Subquery(shown.values("job_id")[:1]))
 
 
 def machines() -> QuerySet[Machine]:

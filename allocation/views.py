@@ -97,7 +97,7 @@ class NodeListView(RoleRequiredMixin, ListView):
         data["machine"] = self.machine.name
         data.pop("page", None)
         self.filterset = NodeFilterSet(data, queryset=queries.nodes_with_job(
-            self.machine.nodes.all()))
+            self.machine.nodes.all(), reader=self.request.user))
         if not self.filterset.is_valid():
             return self.machine.nodes.none()
         return self.filterset.qs.order_by("index")

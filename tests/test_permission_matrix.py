@@ -345,6 +345,20 @@ def test_private_data_lists_only_own_rows(world, users, settings, url):
         assert world[LISTS[url]] in ids, (reader, url)
 
 
+def test_private_data_node_lists_hide_anothers_job_id(world, users, settings):
+    settings.HX_PRIVATE_DATA = True
+    url = "/api/v1/nodes/?machine=m4&allocated=true&limit=1000"
+    hidden = _client(users, "operator2", True).get(url).json()["results"]
+    shown = _client(users, "operator", True).get(url).json()["results"]
+    assert len(hidden) == len(shown) == 4
+    assert all(n["allocated"] and n["job"] is None for n in hidden)
+    assert all(n["allocated"] and n["job"] == world["jobs"] for n in shown)
+    page = _client(users, "operator2", False).get("/machines/m4/nodes/").content.decode()
+    assert page.count("<td>held</td>") == 4
+    page = _client(users, "operator", False).get("/machines/m4/nodes/").content.decode()
+    assert page.count("<td>held</td>") == 0 and page.count(f"<td>{world['jobs']}</td></tr>") == 4
+
+
 def test_private_data_grid_shows_anothers_job_as_held(world, users, settings):
     from allocation.models import Job
 

@@ -74,7 +74,8 @@ class MachineDetailSerializer(MachineSerializer):
 class NodeSerializer(serializers.ModelSerializer):
     machine = serializers.CharField(source="machine.name", read_only=True)
     job = serializers.IntegerField(read_only=True, allow_null=True,
-                                   help_text="The job holding the node, if any.")
+                                   help_text="The job holding the node, if any (null for another "
+                                             "user's job when HX_PRIVATE_DATA is on).")
     allocated = serializers.SerializerMethodField()
 
     class Meta:
@@ -85,7 +86,7 @@ class NodeSerializer(serializers.ModelSerializer):
                             "state_changed_at"]
 
     def get_allocated(self, node: Node) -> bool:
-        return getattr(node, "job", None) is not None
+        return bool(getattr(node, "held", False))
 
 
 class NodeRenameSerializer(serializers.Serializer):

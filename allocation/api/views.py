@@ -117,6 +117,10 @@ class NodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Updat
     action_roles = {"state": Role.OPERATOR}
     http_method_names = ["get", "post", "patch", "head", "options"]
 
+    def get_queryset(self):
+        return queries.nodes_with_job(reader=self.request.user).order_by("machine__name",
+                                                                         "index")
+
     @extend_schema(request=NodeRenameSerializer, responses=NodeSerializer)
     def partial_update(self, request, *args, **kwargs):
         node = self.get_object()
