@@ -103,8 +103,11 @@ def _cache_key(machine: Machine, occupancy: str, inputs: dict[str, Any]) -> str:
 
 
 def _fresh_cached(machine: Machine, key: str) -> Recommendation | None:
+    """The answer to the same question, if recent; its large JSON fields load only
+    when read (a repeat is usually answered from the rendered-answer cache)."""
     since = timezone.now() - timedelta(seconds=CACHE_SECONDS)
-    return (Recommendation.objects.select_related("machine", "user").filter(
+    return (Recommendation.objects.select_related("machine", "user").defer(
+        "inputs", "ranking", "recommended").filter(
         machine=machine, cache_key=key, created_at__gte=since,
         status__in=[RecommendationStatus.COMPUTING, RecommendationStatus.READY])
         .order_by("-created_at").first())

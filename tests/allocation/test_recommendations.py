@@ -67,6 +67,30 @@ def test_analytic_ranking_is_immediate_complete_and_cached(api, ref):
     assert ask(api, simulate=False).json()["id"] != body["id"], "occupancy changed: no cache"
 
 
+def test_repeated_answer_equals_the_stored_recommendation(api, ref):
+    """Repeats are served from a rendered-answer cache: the body must be exactly the
+    serializer's, and must follow the recommendation's progress and status."""
+    first = ask(api).json()  # simulated: computing, with 8 predictions pending
+    assert first["status"] == "computing"
+    PolicyPrediction.objects.filter(recommendation_id=first["id"]).update(status="running")
+    Recommendation.objects.filter(pk=first["id"]).update(deadline=timezone.now() - timedelta(1))
+    repeat = ask(api)  # past the deadline: answered analytically, ready, 0 of 8 done
+    assert repeat.status_code == 200 and repeat["Content-Type"] == "application/json"
+    detail = api("viewer").get(f"/api/v1/recommendations/{first['id']}/").json()
+    assert repeat.json() == {**detail, "cached": True}
+    assert ask(api).json() == repeat.json()  # served from the cache now
+    # Late predictions finishing change the progress: the next repeat shows it.
+    PolicyPrediction.objects.filter(recommendation_id=first["id"]).update(status="succeeded")
+    later = ask(api).json()
+    assert later["progress"] == {"simulations": 8, "done": 8}
+    assert later == {**api("viewer").get(f"/api/v1/recommendations/{first['id']}/").json(),
+                     "cached": True}
+    # Accepted, it is no longer the answer to the question: a new one is computed.
+    assert api("operator").post(f"/api/v1/recommendations/{first['id']}/accept/").status_code \
+        == 201
+    assert ask(api, simulate=False).json()["id"] != first["id"]
+
+
 def test_simulated_ranking_replaces_the_analytic_one(api, ref):
     response = ask(api)
     assert response.status_code == 202
