@@ -49,7 +49,7 @@ from allocation.models import (
     NodeState,
 )
 from allocation.models.benchmarks import DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS
-from hxportal import hostlists
+from hxportal import hostlists, ownership
 from hxportal.runs import RunReporter, enqueue
 
 MAX_CURVE_POINTS = 2000
@@ -444,8 +444,11 @@ def machine_health(machine: Machine, benchmark: str = "",
                          suspicion, latest, result.rule)
 
 
-def node_history(node: Node, benchmark: str = "", limit: int = 200) -> list[dict[str, Any]]:
-    """The node's latest results, newest first, with the job median for context."""
+def node_history(node: Node, benchmark: str = "", limit: int = 200,
+                 reader: Any = None) -> list[dict[str, Any]]:
+    """The node's latest results, newest first, with the job median for context;
+    jobs that ``reader`` may not read (``HX_PRIVATE_DATA``) are not named."""
+    private = reader is not None and not ownership.reads_everything(reader)
     query = node.benchmark_results.select_related("job")
     if benchmark:
         query = query.filter(benchmark=benchmark)
@@ -457,7 +460,10 @@ def node_history(node: Node, benchmark: str = "", limit: int = 200) -> list[dict
                         .values_list("seconds", flat=True))
         m = len(values)
         medians[(job_id, name)] = 0.5 * (values[(m - 1) // 2] + values[m // 2])
-    return [{"job": r.job_id, "job_name": r.job.name, "external_id": r.job.external_id,
+    hidden = {r.job_id for r in results if private and r.job.owner_id != reader.pk}
+    return [{"job": None if r.job_id in hidden else r.job_id,
+             "job_name": "another user's job" if r.job_id in hidden else r.job.name,
+             "external_id": "" if r.job_id in hidden else r.job.external_id,
              "benchmark": r.benchmark, "seconds": r.seconds, "measured_at": r.measured_at,
              "job_median": medians[(r.job_id, r.benchmark)],
              "ratio": r.seconds / medians[(r.job_id, r.benchmark)]} for r in results]

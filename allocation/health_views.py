@@ -161,7 +161,7 @@ class NodeHealthPageView(RoleRequiredMixin, TemplateView):
         choice = form.cleaned_data if form.is_bound and form.is_valid() else {}
         window = choice.get("window") or DEFAULT_WINDOW_DAYS
         state = health.machine_health(machine, choice.get("benchmark") or "", window)
-        history = health.node_history(node, state.benchmark)
+        history = health.node_history(node, state.benchmark, reader=self.request.user)
         threshold = state.ratio_threshold
         for row in history:
             row["abnormal"] = threshold is not None and row["ratio"] > threshold

@@ -376,3 +376,31 @@ def test_private_data_grid_shows_anothers_job_as_held(world, users, settings):
     for listing, link in pages.items():
         assert link not in _client(users, "operator2", False).get(listing).content.decode()
         assert link in _client(users, "operator", False).get(listing).content.decode(), link
+
+
+def test_private_data_benchmark_rows_and_node_history_do_not_name_anothers_job(
+        world, users, settings):
+    from allocation import health
+    from allocation.models import Job
+
+    job = Job.objects.get(pk=world["jobs"])
+    job.external_id = "slurm-4242"
+    job.save(update_fields=["external_id"])
+    hosts = list(job.allocations.values_list("node__hostname", flat=True))
+    health.ingest_payload({"job": job.pk, "benchmark": "stream",
+                           "results": [{"node": h, "seconds": 0.02} for h in hosts]})
+    settings.HX_PRIVATE_DATA = True
+    rows = _client(users, "operator2", True).get("/api/v1/benchmarks/").json()["results"]
+    assert len(rows) == 4 and all(r["job"] is None and r["job_external_id"] == "" for r in rows)
+    assert _client(users, "operator2", True).get(
+        f"/api/v1/benchmarks/?job={job.pk}").json()["count"] == 0
+    assert _client(users, "operator", True).get(
+        f"/api/v1/benchmarks/?job={job.pk}").json()["count"] == 4
+    own = _client(users, "operator", True).get("/api/v1/benchmarks/").json()["results"]
+    assert all(r["job"] == job.pk and r["job_external_id"] == "slurm-4242" for r in own)
+    page = _client(users, "operator2", False).get(
+        f"/machines/m4/health/nodes/{hosts[0]}/").content.decode()
+    assert "another user&#x27;s job" in page and "slurm-4242" not in page
+    page = _client(users, "operator", False).get(
+        f"/machines/m4/health/nodes/{hosts[0]}/").content.decode()
+    assert "slurm-4242" in page

@@ -41,7 +41,7 @@ from allocation.models.benchmarks import (
     DEFAULT_WINDOW_DAYS,
     MAX_WINDOW_DAYS,
 )
-from hxportal import hostlists
+from hxportal import hostlists, ownership
 from hxportal.api.fields import NameRelatedField
 from hxportal.api.filters import BoundedIsoDateTimeFilter, HostlistFilter
 from hxportal.api.parsers import json_depth_exceeds
@@ -121,6 +121,9 @@ class BenchmarkResultFilterSet(filters.FilterSet):
         match = Q(job__external_id=value)
         if value.isdigit() and len(value) < 19:
             match |= Q(job_id=int(value))
+        user = getattr(self.request, "user", None)
+        if not ownership.reads_everything(user):
+            match &= Q(job__owner=user)  # HX_PRIVATE_DATA: only one's own jobs by name
         return queryset.filter(match)
 
 
@@ -134,6 +137,16 @@ class BenchmarkResultSerializer(serializers.ModelSerializer):
         fields = ["id", "machine", "job", "job_external_id", "node", "benchmark", "seconds",
                   "measured_at", "created_at"]
         read_only_fields = fields
+        extra_kwargs = {"job": {"allow_null": True, "help_text": (
+            "null for another user's job when HX_PRIVATE_DATA is on")}}
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        request = self.context.get("request")
+        user = getattr(request, "user", None)
+        if not ownership.reads_everything(user) and instance.job.owner_id != user.pk:
+            data.update(job=None, job_external_id="")  # node data stays; the job is private
+        return data
 
 
 class BenchmarkTimeSerializer(serializers.Serializer):
