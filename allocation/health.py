@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -416,8 +416,10 @@ def benchmarks_of(machine: Machine) -> list[str]:
 
 
 def machine_health(machine: Machine, benchmark: str = "",
-                   window_days: int = DEFAULT_WINDOW_DAYS) -> MachineHealth:
-    """Classify the window's node-runs of one benchmark and rank the nodes by suspicion."""
+                   window_days: int = DEFAULT_WINDOW_DAYS, reader: Any = None) -> MachineHealth:
+    """Classify the window's node-runs of one benchmark and rank the nodes by suspicion;
+    evidence naming jobs that ``reader`` may not read (``HX_PRIVATE_DATA``) says
+    "private" instead of the job id."""
     window = _check_window(window_days)
     names = benchmarks_of(machine)
     if benchmark and benchmark not in names:
@@ -435,6 +437,8 @@ def machine_health(machine: Machine, benchmark: str = "",
         return empty
     result = spares.classify(runs)
     suspicion = spares.node_suspicion(runs, result.flags, result.ratios)
+    if reader is not None and not ownership.reads_everything(reader):
+        suspicion = _mask_evidence(suspicion, reader)
     latest: dict[str, tuple[float, bool, float]] = {}
     for (_, host, _, seconds), flag, ratio in zip(runs, result.flags.tolist(),
                                                   result.ratios.tolist(), strict=True):
@@ -442,6 +446,15 @@ def machine_health(machine: Machine, benchmark: str = "",
     threshold = result.rule["thresholds"][benchmark]["ratio_threshold"]
     return MachineHealth(machine, benchmark, names, window, start, len(runs), threshold,
                          suspicion, latest, result.rule)
+
+
+def _mask_evidence(suspicion: list[spares.NodeSuspicion],
+                   reader: Any) -> list[spares.NodeSuspicion]:
+    cited = {int(key) for item in suspicion for key in item.evidence}
+    own = {str(pk) for pk in Job.objects.filter(owner=reader, pk__in=cited)
+           .values_list("pk", flat=True)}
+    return [replace(item, evidence=tuple(
+        key if key in own else "private" for key in item.evidence)) for item in suspicion]
 
 
 def node_history(node: Node, benchmark: str = "", limit: int = 200,

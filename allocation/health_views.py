@@ -67,7 +67,8 @@ class MachineHealthView(RoleRequiredMixin, TemplateView):
                                 benchmarks=health.benchmarks_of(machine))
         choice = form.cleaned_data if form.is_bound and form.is_valid() else {}
         window = choice.get("window") or DEFAULT_WINDOW_DAYS
-        state = health.machine_health(machine, choice.get("benchmark") or "", window)
+        state = health.machine_health(machine, choice.get("benchmark") or "", window,
+                                      reader=self.request.user)
         shape = GridShape(tuple(machine.sides))
         plane = min(max(choice.get("plane") or 0, 0), shape.planes - 1)
         start, end = shape.switch_range(plane)
@@ -160,7 +161,8 @@ class NodeHealthPageView(RoleRequiredMixin, TemplateView):
                                 benchmarks=health.benchmarks_of(machine))
         choice = form.cleaned_data if form.is_bound and form.is_valid() else {}
         window = choice.get("window") or DEFAULT_WINDOW_DAYS
-        state = health.machine_health(machine, choice.get("benchmark") or "", window)
+        state = health.machine_health(machine, choice.get("benchmark") or "", window,
+                                      reader=self.request.user)
         history = health.node_history(node, state.benchmark, reader=self.request.user)
         threshold = state.ratio_threshold
         for row in history:

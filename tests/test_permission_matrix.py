@@ -404,3 +404,24 @@ def test_private_data_benchmark_rows_and_node_history_do_not_name_anothers_job(
     page = _client(users, "operator", False).get(
         f"/machines/m4/health/nodes/{hosts[0]}/").content.decode()
     assert "slurm-4242" in page
+
+
+def test_private_data_health_evidence_does_not_cite_anothers_job(world, users, settings):
+    from allocation import health
+    from allocation.models import Job
+
+    job = Job.objects.get(pk=world["jobs"])
+    hosts = list(job.allocations.values_list("node__hostname", flat=True))
+    health.ingest_payload({"job": job.pk, "benchmark": "stream", "results": [
+        {"node": h, "seconds": 0.02 * (5 if i == 0 else 1)} for i, h in enumerate(hosts)]})
+    settings.HX_PRIVATE_DATA = True
+
+    def evidence(user):
+        nodes = _client(users, user, True).get("/api/v1/node-health/?machine=m4").json()["nodes"]
+        return {key for node in nodes for key in node["evidence"]}
+
+    assert evidence("operator") == {str(job.pk)}
+    assert evidence("operator2") == {"private"}
+    # The health pages call the same function with the signed-in user as reader.
+    masked = health.machine_health(job.machine, reader=users["operator2"]).suspicion
+    assert {key for item in masked for key in item.evidence} == {"private"}

@@ -517,7 +517,8 @@ class NodeHealthView(APIView):
             window = int(params.get("window_days", DEFAULT_WINDOW_DAYS))
         except ValueError as exc:
             raise DjangoValidationError({"window_days": ["must be an integer"]}) from exc
-        state = health.machine_health(machine, params.get("benchmark", ""), window)
+        state = health.machine_health(machine, params.get("benchmark", ""), window,
+                                      reader=request.user)
         return Response({
             "machine": machine.name, "benchmark": state.benchmark,
             "benchmarks": state.benchmarks, "window_days": state.window_days,
