@@ -142,9 +142,9 @@ class BenchmarkResultSerializer(serializers.ModelSerializer):
 
     def to_representation(self, instance):
         data = super().to_representation(instance)
-        request = self.context.get("request")
-        user = getattr(request, "user", None)
-        if not ownership.reads_everything(user) and instance.job.owner_id != user.pk:
+        user = getattr(self.context.get("request"), "user", None)
+        if user is not None and not ownership.reads_everything(user) \
+                and instance.job.owner_id != user.pk:
             data.update(job=None, job_external_id="")  # node data stays; the job is private
         return data
 
