@@ -15,7 +15,7 @@ from allocation.grid import GridShape, build_plane
 from allocation.models import Job, Machine
 from hxportal import ownership
 from hxportal.errors import ConflictError
-from hxportal.roles import Role, role_at_least
+from hxportal.roles import Role
 from hxportal.views import OwnedRowsMixin, RoleRequiredMixin, add_form_errors
 
 HIGHER_IS_BETTER = {"pb_exact": True, "pb_bound": True, "avg_distance": False,
@@ -66,9 +66,7 @@ class JobDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
         return context
 
     def _can_act(self, job: Job) -> bool:
-        user = self.request.user
-        return role_at_least(user, Role.ADMIN) or (
-            role_at_least(user, Role.OPERATOR) and job.owner_id == user.pk)
+        return ownership.may_change(self.request.user, job.owner_id)
 
 
 class JobReleaseView(RoleRequiredMixin, View):

@@ -16,7 +16,7 @@ from allocation.health_charts import Mark, Series, line_chart
 from allocation.models import Recommendation, RecommendationStatus
 from hxportal import hostlists, ownership
 from hxportal.errors import ConflictError
-from hxportal.roles import Role, role_at_least
+from hxportal.roles import Role
 from hxportal.views import OwnedRowsMixin, RoleRequiredMixin, add_form_errors
 
 
@@ -78,13 +78,10 @@ class RecommendationDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         rec = self.object
-        user = self.request.user
-        context["can_accept"] = rec.status == RecommendationStatus.READY and (
-            role_at_least(user, Role.ADMIN)
-            or (role_at_least(user, Role.OPERATOR) and rec.user_id == user.pk))
-        context["progress"] = rec.predictions.filter(
-            status__in=["succeeded", "failed", "cancelled"]).count()
-        context["simulations"] = rec.predictions.count()
+        context["can_accept"] = rec.status == RecommendationStatus.READY and \
+            ownership.may_change(self.request.user, rec.user_id)
+        progress = recommendations.prediction_progress(rec)
+        context.update(progress=progress["done"], simulations=progress["simulations"])
         if rec.recommended:
             context.update(self._partition(rec), curve=self._curve(rec))
         return context

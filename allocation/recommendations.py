@@ -367,6 +367,13 @@ def _finalize_with_predictions(rec: Recommendation, predictions: list) -> None:
                    note=note)
 
 
+def prediction_progress(rec: Recommendation) -> dict[str, int]:
+    """How many of the recommendation's simulations exist and how many have ended."""
+    statuses = list(rec.predictions.values_list("status", flat=True))
+    return {"simulations": len(statuses),
+            "done": sum(s in TERMINAL_RUN_STATUSES for s in statuses)}
+
+
 def refresh(rec: Recommendation) -> Recommendation:
     """Past the deadline, a recommendation still computing is answered analytically."""
     if rec.status != RecommendationStatus.COMPUTING or timezone.now() < rec.deadline:

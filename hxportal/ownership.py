@@ -28,6 +28,13 @@ def readable(queryset: QuerySet, user, owner_field: str) -> QuerySet:
     return queryset.filter(**{owner_field: user})
 
 
+def may_change(user, owner_id: int | None) -> bool:
+    """True when ``user`` may change a row owned by ``owner_id``: admins, or the
+    owning operator."""
+    return role_at_least(user, Role.ADMIN) or (
+        role_at_least(user, Role.OPERATOR) and owner_id == user.pk)
+
+
 def writable(queryset: QuerySet, user, owner_field: str) -> QuerySet:
     """The rows of ``queryset`` that ``user`` may change: their own, or all for admins."""
     if role_at_least(user, Role.ADMIN):

@@ -453,8 +453,7 @@ class SelectFastestView(APIView):
         if data["record_roles"] and "job" not in data:
             raise DjangoValidationError({"record_roles": ["needs a job"]})
         job = health.resolve_job(data["job"]) if "job" in data else None
-        owner = _job_owner_required(request)
-        if data["record_roles"] and owner is not None and job.owner_id != owner.pk:
+        if data["record_roles"] and not ownership.may_change(request.user, job.owner_id):
             raise DjangoValidationError({"job": [
                 f"job {job.pk} is {job.owner.username}'s; only its owner or an admin may "
                 "record its allocation roles"]})

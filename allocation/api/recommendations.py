@@ -78,16 +78,10 @@ class RecommendationSerializer(serializers.ModelSerializer):
                 if k not in ("candidates", "held_endpoints")}
 
     def get_progress(self, rec: Recommendation) -> dict:
-        return self.context.get("progress") or prediction_progress(rec)
+        return self.context.get("progress") or recommendations.prediction_progress(rec)
 
     def get_cached(self, rec: Recommendation) -> bool:
         return bool(self.context.get("cached"))
-
-
-def prediction_progress(rec: Recommendation) -> dict:
-    statuses = list(rec.predictions.values_list("status", flat=True))
-    done = sum(s in ("succeeded", "failed", "cancelled") for s in statuses)
-    return {"simulations": len(statuses), "done": done}
 
 
 def cached_answer(rec: Recommendation, request, context: dict) -> HttpResponse:
@@ -95,7 +89,7 @@ def cached_answer(rec: Recommendation, request, context: dict) -> HttpResponse:
     process: its body changes only with its status (accept), its predictions'
     progress and the host in its URL, which make the key. This skips the
     serializer and the JSON encoder for the 50-70 KB ranking on every repeat."""
-    progress = prediction_progress(rec)
+    progress = recommendations.prediction_progress(rec)
     key = (f"hx:rec-answer:{rec.pk}:{rec.status}:{rec.finished_at.isoformat()}:"
            f"{progress['done']}/{progress['simulations']}:{request.get_host()}")
     body = cache.get(key)
