@@ -9,7 +9,7 @@ Ingestion rules (both JSON and CSV):
 * Mixed units: every time of one benchmark in one upload must lie within
   ``MAX_SPREAD`` (100x) of that benchmark's median in the upload. A value in
   milliseconds among seconds is 1000x off and is refused; a real abnormal node
-  is a few times slower (DOMAIN.md: "several times"), far inside the limit.
+  is a few times slower (docs/domain.md section 5.2: "several times"), far inside the limit.
   100x rather than 1000x so that ms-in-s is caught even with noise.
 * A job is named by its portal id (a JSON integer) or by a string: the string
   is matched against ``external_id`` (e.g. the Slurm job id) and, when no job

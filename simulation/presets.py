@@ -1,6 +1,6 @@
 """The reference study as a list of engine configurations (pure: no Django, no I/O).
 
-The study of DOMAIN.md section 6 on the 8 x 8, c = 8 HyperX (512 endpoints):
+The study of docs/domain.md section 6 on the 8 x 8, c = 8 HyperX (512 endpoints):
 
 * the seven allocation policies;
 * 64-, 128- and 256-rank applications of each kernel (``all2all``,
@@ -28,7 +28,7 @@ from simulation.engine.config import KERNEL_PATTERNS
 __all__ = ["STUDY_AXES", "STUDY_MACHINE", "study_configs", "study_size"]
 
 STUDY_MACHINE = {"sides": [8, 8], "concentration": 8}
-#: The seven policies of the study (DOMAIN.md section 2), whatever else the engine knows.
+#: The seven policies of the study (docs/domain.md section 2.1), whatever else the engine knows.
 STUDY_POLICIES = ("row", "diagonal", "full_spread", "rectangular", "l_shape",
                   "random_switch", "random_endpoint")
 STUDY_RANKS = (64, 128, 256)

@@ -1,4 +1,4 @@
-"""The pure cores import without Django settings (ARCHITECTURE.md: checkable purity)."""
+"""The pure cores import without Django settings (docs/architecture.md section 2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Exact partition bandwidth (DOMAIN.md section 3) as a linear programme.
+"""Exact partition bandwidth (docs/domain.md section 3) as a linear programme.
 
 Every endpoint of P injects lambda phits/cycle with destinations uniform over
 P (self included). Aggregated per ordered pair of distinct switches (a, b) of

@@ -3,7 +3,7 @@
 :func:`allocate` works on any HyperX (any q, sides, concentration c) and any
 job size, returns endpoint ids in rank order, is deterministic for a seed and
 never returns an unavailable endpoint. Each policy keeps its character
-(DOMAIN.md section 2); "full" switches below are switches whose c endpoints
+(docs/domain.md section 2.2); "full" switches below are switches whose c endpoints
 are all available, k = ceil(size / c) is the number of whole switches a job
 needs.
 

@@ -1,4 +1,4 @@
-"""The seven static allocation functions of the study (DOMAIN.md section 2).
+"""The seven static allocation functions of the study (docs/domain.md section 2.1).
 
 The machine is the 2D n x n HyperX with c = n (n^3 endpoints), split into n
 disjoint partitions P_0 .. P_{n-1} of n^2 endpoints. Inside a partition, rank

@@ -1,4 +1,4 @@
-"""Partition properties (DOMAIN.md section 3).
+"""Partition properties (docs/domain.md section 3).
 
 For a partition P (endpoints) with switch set S:
 

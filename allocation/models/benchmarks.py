@@ -1,4 +1,4 @@
-"""Benchmark histories, estimation runs and the estimates they store (DOMAIN.md section 5)."""
+"""Benchmark histories, estimation runs and the estimates they store (docs/domain.md section 5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Pure spare-node core (DOMAIN.md sections 4-5).
+"""Pure spare-node core (docs/domain.md sections 4-5).
 
 * :mod:`.cost` - the closed-form cost model and :func:`recommend_spares`;
 * :mod:`.pernode` - the same with one abnormality probability per node;

@@ -1,4 +1,4 @@
-"""Expected cost of over-allocating spare nodes (DOMAIN.md section 4).
+"""Expected cost of over-allocating spare nodes (docs/domain.md section 4).
 
 A job needs ``N_node`` nodes.  It is given ``N_total = N_node + N_spare``
 nodes, runs a short benchmark on all of them, drops the ``N_spare`` slowest
@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 #: Fraction of a job's wall time (or expected run time) taken as ``t_cmpt``
-#: when only the wall time is known.  DOMAIN.md asks for "a constant fraction
+#: when only the wall time is known.  docs/domain.md section 4.1 asks for "a constant fraction
 #: (< 1)" without fixing it; 0.5 is the neutral choice (half computation that
 #: an abnormal node slows down, half communication / I/O that it does not).
 #: Sites that know their workload should pass their own fraction.
@@ -205,7 +205,7 @@ class SpareRecommendation:
 def t_cmpt_from_wall(wall_time: float, compute_fraction: float = DEFAULT_COMPUTE_FRACTION) -> float:
     """``t_cmpt`` when only a wall time (or expected run time) is known.
 
-    DOMAIN.md: ``t_cmpt`` defaults to a constant fraction of the wall time and
+    docs/domain.md section 4.1: ``t_cmpt`` defaults to a constant fraction of the wall time and
     ``t_comm`` to 0.
 
     Parameters
@@ -230,7 +230,7 @@ def t_cmpt_from_wall(wall_time: float, compute_fraction: float = DEFAULT_COMPUTE
 
 
 def p_abn_from_intervals(mean_fault_interval: float, mean_abnormal_interval: float) -> float:
-    """``p_abn`` from interval statistics (DOMAIN.md section 5).
+    """``p_abn`` from interval statistics (docs/domain.md section 5.3).
 
     If detected failures (which reset the node) and undetected abnormal
     events arrive as Poisson processes with mean intervals ``m_flt`` and

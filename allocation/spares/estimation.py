@@ -1,6 +1,6 @@
 """Estimate ``p_abn``, ``alpha_abn`` and ``t_bench`` from benchmark histories.
 
-DOMAIN.md section 5.  Every job that uses the spare-node method records one
+docs/domain.md section 5.  Every job that uses the spare-node method records one
 benchmark time per allocated node.  From many such node-runs:
 
 1. classify each node-run as normal or abnormal (:func:`classify_runs`);

@@ -1,6 +1,6 @@
 """Monte Carlo check of the spare-node cost model.
 
-Simulates the process of DOMAIN.md section 4 node by node, without using the
+Simulates the process of docs/domain.md section 4 node by node, without using the
 closed form: allocate ``N_total = N_node + N_spare`` nodes, each abnormal with
 probability ``p_abn``; benchmark every node (``t_bench``, or
 ``alpha_abn * t_bench`` when abnormal); the job's benchmark time is the

@@ -1,4 +1,4 @@
-"""``manage.py hx_spares``: how many spare nodes to give a job (DOMAIN.md section 4)."""
+"""``manage.py hx_spares``: how many spare nodes to give a job (docs/domain.md section 4)."""
 
 from __future__ import annotations
 

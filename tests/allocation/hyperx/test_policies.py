@@ -1,4 +1,4 @@
-"""Static allocation functions of the study (DOMAIN.md section 2)."""
+"""Static allocation functions of the study (docs/domain.md section 2.1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of the closed-form spare-node cost model (DOMAIN.md section 4)."""
+"""Tests of the closed-form spare-node cost model (docs/domain.md section 4)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from allocation.spares import (
 
 
 def brute_force_cost(n_node, n_spare, p, alpha, t_bench, t_cmpt, t_comm):
-    """DOMAIN.md formulas literally, with exact binomial sums (small N only)."""
+    """docs/domain.md section 4.1 formulas literally, with exact binomial sums (small N only)."""
     n_total = n_node + n_spare
     p_any = 1.0 - (1.0 - p) ** n_total
     e_bench = t_bench * (1.0 + (alpha - 1.0) * p_any)

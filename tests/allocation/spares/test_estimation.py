@@ -142,7 +142,7 @@ def test_estimate_fields_and_json():
 
 
 def test_worked_illustration_two_jobs_of_96():
-    # DOMAIN.md: two jobs of 96 nodes, 2 and 3 clearly slow, normal runs ~17 ms.
+    # docs/domain.md section 5.2: two jobs of 96 nodes, 2 and 3 clearly slow, normal runs ~17 ms.
     rng = np.random.default_rng(0)
     runs = []
     for job, slow in (("A", {5, 40}), ("B", {1, 2, 77})):
