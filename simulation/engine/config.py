@@ -1,6 +1,6 @@
 """Validated, immutable configuration of one network simulation.
 
-The defaults are the settings of the HyperX allocation study (DOMAIN.md
+The defaults are the settings of the HyperX allocation study (docs/domain.md
 section 6) on its reference machine: a 2D 8 x 8 HyperX with 8 endpoints per
 switch, virtual cut-through, 16-phit packets, 4 VCs, input buffers of 8 and
 output buffers of 4 packets per VC, internal speedup 2 and a random
@@ -16,18 +16,24 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "ALL2ALL_SCHEDULES",
     "ALLOCATORS",
     "KERNEL_PATTERNS",
     "MAX_CYCLES_LIMIT",
     "MAX_ENDPOINTS",
+    "OCCUPANCIES",
     "OPEN_LOOP_PATTERNS",
     "PATTERNS",
     "POLICY_NAMES",
+    "PORT_CHOICES",
+    "STUDY_KERNEL_PHITS",
+    "STUDY_STENCIL_PHITS",
     "ROUTINGS",
     "SCENARIOS",
     "VC_SETS",
     "SimConfig",
     "required_vcs",
+    "study_message_packets",
 ]
 
 ROUTINGS = ("dor", "min", "valiant", "omniwar")
@@ -39,7 +45,7 @@ KERNEL_PATTERNS = ("all2all", "allreduce", "stencil4", "stencil8", "random_invol
 PATTERNS = OPEN_LOOP_PATTERNS + KERNEL_PATTERNS
 #: Names of the online allocation policies, spelled as
 #: ``allocation.hyperx.ONLINE_POLICIES`` (a test checks they agree): the study's
-#: seven (DOMAIN.md section 2), then our own.
+#: seven (docs/domain.md section 2.1), then our own.
 POLICY_NAMES = (
     "row",
     "diagonal",
@@ -50,6 +56,14 @@ POLICY_NAMES = (
     "random_endpoint",
     "least_loaded_diagonal",
 )
+ALL2ALL_SCHEDULES = ("rounds", "blocks")
+OCCUPANCIES = ("port_vc", "vc")
+PORT_CHOICES = ("wait", "fallback")
+#: Data each rank of a kernel sends at the study's volume, in phits (16 Ki):
+#: the size the study's authors give their all-reduce on this machine.
+STUDY_KERNEL_PHITS = 16_384
+#: Stencil messages at the study's volume: 1,024 phits to each neighbour.
+STUDY_STENCIL_PHITS = 1_024
 MAX_ENDPOINTS = 65_536
 MAX_CYCLES_LIMIT = 100_000_000
 
@@ -67,6 +81,35 @@ def required_vcs(routing: str, dims: int) -> int:
     (4, 3, 1)
     """
     return {"dor": 1, "min": dims, "valiant": 2, "omniwar": 2 * dims}[routing]
+
+
+def study_message_packets(pattern: str, ranks: int, packet_phits: int = 16) -> int:
+    """Packets per message of ``pattern`` at the study's volume.
+
+    Every kernel moves about :data:`STUDY_KERNEL_PHITS` per rank, cut as the
+    study's kernels are: the all-to-all sends ``16384 / ranks`` phits to each
+    peer (one-packet rounds), the all-reduce starts its reduce-scatter with
+    half of it (Rabenseifner), a random-involution pair exchanges all of it,
+    and a stencil sends :data:`STUDY_STENCIL_PHITS` to each neighbour.
+    Open-loop patterns send one-packet messages.
+
+    Examples
+    --------
+    >>> [study_message_packets(p, 64) for p in KERNEL_PATTERNS]
+    [16, 512, 64, 64, 1024]
+    >>> study_message_packets("all2all", 128), study_message_packets("uniform", 64)
+    (8, 1)
+    """
+    per_rank = max(1, STUDY_KERNEL_PHITS // packet_phits)
+    if pattern == "all2all":
+        return max(1, per_rank // ranks)
+    if pattern == "allreduce":
+        return max(1, per_rank // 2)
+    if pattern in ("stencil4", "stencil8"):
+        return max(1, STUDY_STENCIL_PHITS // packet_phits)
+    if pattern == "random_involution":
+        return per_rank
+    return 1
 
 
 @dataclass(frozen=True)
@@ -128,7 +171,24 @@ class SimConfig:
         ``max_cycles`` and measures after ``warmup_cycles``.
     message_packets : int
         Packets per kernel message (for ``allreduce`` the first
-        reduce-scatter message; later ones halve, Rabenseifner).
+        reduce-scatter message; later ones halve, Rabenseifner; for
+        ``all2all`` the packets to each peer).  ``0`` (the default) is the
+        study's volume, :func:`study_message_packets`.
+    all2all_schedule : {'rounds', 'blocks'}
+        ``rounds`` (the study's): ``message_packets`` rounds of one packet
+        to every peer in shift order; ``blocks``: all packets to a peer
+        back to back, then the next peer.
+    stencil_wrap : bool
+        Periodic stencil grid; the study's neighbour sets stop at the border.
+    occupancy : {'port_vc', 'vc'}
+        Cost of a MIN / Omni-WAR candidate: ``port_vc`` (the study's router)
+        adds the occupancy of the whole output port (every VC) to that of
+        the candidate VC; ``vc`` counts the candidate VC only.
+    port_choice : {'wait', 'fallback'}
+        ``wait`` (the study's router: lowest cost first, flow control
+        after): when the best candidate's crossbar output is busy or its VC
+        full, the packet waits; ``fallback`` takes the best candidate that
+        is available now.
     seed : int
         Seed of every random choice (traffic, allocator, routing).
     max_cycles : int
@@ -167,12 +227,16 @@ class SimConfig:
     ranks: int = 64
     replicas: int = 1
     rate: float = 1.0
-    background_rate: float = 0.5
+    background_rate: float = 1.0
     packets_per_task: int | None = None
-    message_packets: int = 1
+    message_packets: int = 0
     seed: int = 0
-    max_cycles: int = 100_000
+    max_cycles: int = 1_000_000
     warmup_cycles: int = 0
+    all2all_schedule: str = "rounds"
+    stencil_wrap: bool = False
+    occupancy: str = "port_vc"
+    port_choice: str = "wait"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sides", tuple(int(s) for s in self.sides))
@@ -193,6 +257,13 @@ class SimConfig:
     def endpoints(self) -> int:
         """Number of endpoints (``switches * concentration``)."""
         return self.switches * self.concentration
+
+    @property
+    def kernel_message_packets(self) -> int:
+        """``message_packets``, or the study's volume when it is 0."""
+        if self.message_packets:
+            return self.message_packets
+        return study_message_packets(self.pattern, self.ranks, self.packet_phits)
 
     @property
     def is_kernel(self) -> bool:
@@ -222,6 +293,9 @@ class SimConfig:
             ("allocator", ALLOCATORS),
             ("scenario", SCENARIOS),
             ("pattern", PATTERNS),
+            ("all2all_schedule", ALL2ALL_SCHEDULES),
+            ("occupancy", OCCUPANCIES),
+            ("port_choice", PORT_CHOICES),
         ):
             if getattr(self, field) not in choices:
                 fail(field, f"must be one of {', '.join(choices)}, got {getattr(self, field)!r}")
@@ -238,11 +312,13 @@ class SimConfig:
             "router_latency",
             "ranks",
             "replicas",
-            "message_packets",
             "max_cycles",
         ):
             pos_int(field)
+        pos_int("message_packets", 0)
         pos_int("warmup_cycles", 0)
+        if not isinstance(self.stencil_wrap, bool):
+            fail("stencil_wrap", f"must be true or false, got {self.stencil_wrap!r}")
         pos_int("seed", 0)
         if self.vcs * self.vc_sets_count > 256:
             fail("vcs", "more than 256 virtual channels per port in total")

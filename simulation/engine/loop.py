@@ -55,6 +55,10 @@ __all__ = [
     "STATUS_ERROR",
     "STATUS_GROW",
     "STATUS_LIMIT",
+    "K_ALL2ALL_ROUNDS",
+    "PRM_CHOICE",
+    "PRM_OCCUPANCY",
+    "PRM_SIDES",
     "best_vc",
     "rand_float",
     "rand_int",
@@ -209,6 +213,8 @@ def route(
     best_der = 0
     ties = 0
     allow_der = routing == 3 and pk[p, F_DER] < q
+    port_occ = prm[PRM_OCCUPANCY] == 1
+    fallback = prm[PRM_CHOICE] == 1
     for d in range(q):
         sd = coords[sw, d]
         td = coords[target, d]
@@ -216,7 +222,7 @@ def route(
             continue
         if allow_der:
             first = 0
-            last = prm[10 + d] - 1  # n_d - 1 ports in dimension d
+            last = prm[PRM_SIDES + d] - 1  # n_d - 1 ports in dimension d
         else:
             first = td if td < sd else td - 1
             last = first + 1
@@ -224,9 +230,20 @@ def route(
         for o in range(first, last):
             lp = dim_base[d] + o
             go = sw * pt + lp
-            v = best_vc(go, lo, hi, out_used, vt, bout + 1)  # full VCs compete too
-            dvc = out_down_in[go] * vt + v
-            cost = np.int64(out_used[go * vt + v] + bin_cap - credits[dvc]) * phits
+            if fallback:
+                if xout_busy[go] > t:
+                    continue
+                v = best_vc(go, lo, hi, out_used, vt, bout)  # only VCs with room
+                if v < 0:
+                    continue
+            else:
+                v = best_vc(go, lo, hi, out_used, vt, bout + 1)  # full VCs compete too
+            down = out_down_in[go] * vt
+            occ = out_used[go * vt + v] + bin_cap - credits[down + v]
+            if port_occ:  # the whole port's load (every VC), as the study's router adds
+                for w in range(vt):
+                    occ += out_used[go * vt + w] + bin_cap - credits[down + w]
+            cost = np.int64(occ) * phits
             der = 0
             if o != tport:
                 cost += DEROUTE_PENALTY
@@ -289,6 +306,13 @@ K_UNIFORM = 0
 K_FIXED = 1
 K_ALL2ALL = 2
 K_LIST = 3
+K_ALL2ALL_ROUNDS = 4  # the study's schedule: M rounds of one packet to every peer
+
+# indices of the routing parameter array ``prm`` after the fixed ones; the
+# sides of the dimensions follow from ``PRM_SIDES``
+PRM_OCCUPANCY = 10  # 1: cost = port occupancy + VC occupancy; 0: VC occupancy only
+PRM_CHOICE = 11  # 1: fall back to the best *available* candidate; 0: wait for the best
+PRM_SIDES = 12
 
 
 @njit(cache=True, inline="always")
@@ -476,6 +500,15 @@ def run_cycles(
                     dr = rank_partner[r]
                 if left > 0:
                     rank_left[r] = left - 1
+            elif kind == K_ALL2ALL_ROUNDS:
+                j = rank_m[r]
+                k = app_nranks[a]
+                if j >= (k - 1) * app_msize[a] or src_n[e] >= bsrc:
+                    continue
+                dr = app_rank0[a] + (r - app_rank0[a] + 1 + j % (k - 1)) % k
+                rank_m[r] = j + 1
+                if measured:
+                    app_stats[a, 0] += 1
             elif kind == K_ALL2ALL:
                 m = rank_m[r]
                 k = app_nranks[a]

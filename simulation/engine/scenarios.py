@@ -138,7 +138,7 @@ def build_apps(config: SimConfig, partitions: list[np.ndarray]) -> list[AppSpec]
             pattern=config.pattern,
             rate=config.rate,
             packets_per_task=None if kernel else config.packets_per_task,
-            message_packets=config.message_packets,
+            message_packets=config.kernel_message_packets,
             vc_set=i if per else 0,
             policy=config.policy,
         )

@@ -48,7 +48,7 @@ def simulate(
     Examples
     --------
     >>> cfg = SimConfig(sides=(2, 2), concentration=2, ranks=8, pattern="all2all",
-    ...                 routing="dor", max_cycles=5000)
+    ...                 routing="dor", message_packets=1, max_cycles=5000)
     >>> res = simulate(cfg, [np.arange(8)])
     >>> res.completed, res.packets_delivered == res.packets_injected == 56
     (True, True)
@@ -66,7 +66,9 @@ def _run(
     apps: list[AppSpec],
     progress: Callable[[float], None] | None,
 ) -> SimResult:
-    tr = build_traffic(apps, config.packet_phits, config.concentration, config.seed)
+    tr = build_traffic(apps, config.packet_phits, config.concentration, config.seed,
+                       all2all_rounds=config.all2all_schedule == "rounds",
+                       stencil_wrap=config.stencil_wrap)
     n_sets = max(a.vc_set for a in apps) + 1
     v_set = config.vcs
     vt = v_set * n_sets
@@ -81,7 +83,7 @@ def _run(
     nvc = n_ports * vt
     i32, i64 = np.int32, np.int64
 
-    prm = np.zeros(10 + config.dims, i64)
+    prm = np.zeros(L.PRM_SIDES + config.dims, i64)
     prm[:10] = [
         config.concentration,
         net.ports_per_switch,
@@ -94,7 +96,9 @@ def _run(
         vc_classes(config.routing, config.dims),
         phits,
     ]
-    prm[10:] = net.sides
+    prm[L.PRM_OCCUPANCY] = 1 if config.occupancy == "port_vc" else 0
+    prm[L.PRM_CHOICE] = 1 if config.port_choice == "fallback" else 0
+    prm[L.PRM_SIDES:] = net.sides
     cf = np.zeros(L.N_CF, i64)
     cf[L.C_P], cf[L.C_L], cf[L.C_R], cf[L.C_XB] = phits, lat, config.router_latency, xb
     cf[L.C_BIN], cf[L.C_BSRC] = config.input_buffer_packets, config.source_queue_packets

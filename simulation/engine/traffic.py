@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .loop import K_ALL2ALL, K_FIXED, K_LIST, K_UNIFORM
+from .loop import K_ALL2ALL, K_ALL2ALL_ROUNDS, K_FIXED, K_LIST, K_UNIFORM
 
 __all__ = [
     "AppSpec",
@@ -121,7 +121,8 @@ def stencil_grid(k: int) -> tuple[int, int]:
 
 
 def kernel_messages(
-    pattern: str, k: int, message_packets: int, rng: np.random.Generator
+    pattern: str, k: int, message_packets: int, rng: np.random.Generator,
+    wrap: bool = False,
 ) -> tuple[list[list[tuple[int, int, int]]], int, bool]:
     """Per-rank message lists ``(dst_rank, packets, step)`` of a kernel.
 
@@ -134,6 +135,8 @@ def kernel_messages(
     >>> msgs[0], steps, wait
     ([(1, 4, 0), (2, 2, 1), (2, 2, 2), (1, 4, 3)], 4, True)
     >>> kernel_messages("stencil4", 4, 1, np.random.default_rng(0))[0][0]
+    [(1, 1, 0), (2, 1, 0)]
+    >>> kernel_messages("stencil4", 4, 1, np.random.default_rng(0), wrap=True)[0][0]
     [(1, 1, 0), (1, 1, 0), (2, 1, 0), (2, 1, 0)]
     """
     m = message_packets
@@ -155,7 +158,11 @@ def kernel_messages(
         msgs = []
         for r in range(k):
             y, x = divmod(r, px)
-            msgs.append([(((y + dy) % py) * px + (x + dx) % px, m, 0) for dx, dy in offs])
+            if wrap:
+                msgs.append([(((y + dy) % py) * px + (x + dx) % px, m, 0) for dx, dy in offs])
+            else:  # the study's neighbour sets: ranks on the border have fewer
+                msgs.append([((y + dy) * px + x + dx, m, 0) for dx, dy in offs
+                             if 0 <= x + dx < px and 0 <= y + dy < py])
         return msgs, 1, False
     if pattern == "random_involution":
         order = rng.permutation(k)
@@ -169,9 +176,16 @@ def kernel_messages(
 
 
 def build_traffic(
-    apps: list[AppSpec], packet_phits: int, concentration: int, seed: int
+    apps: list[AppSpec], packet_phits: int, concentration: int, seed: int,
+    all2all_rounds: bool = True, stencil_wrap: bool = False,
 ) -> TrafficTables:
-    """Compile applications into the flat tables of the cycle loop."""
+    """Compile applications into the flat tables of the cycle loop.
+
+    ``all2all_rounds`` selects the study's all-to-all schedule (``M`` rounds
+    of one packet to every peer in shift order, so consecutive packets of a
+    rank go to different peers) over ``M`` packets back to back per peer;
+    ``stencil_wrap`` makes the stencil grid periodic (the study's is not).
+    """
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x7A11C]))
     n_apps = len(apps)
     kind = np.zeros(n_apps, np.int32)
@@ -216,17 +230,18 @@ def build_traffic(
             if app.role == "background":
                 wait[a] = -1
         elif app.pattern == "all2all":
-            kind[a] = K_ALL2ALL
+            kind[a] = K_ALL2ALL_ROUNDS if all2all_rounds else K_ALL2ALL
             total[a] = k * (k - 1) * app.message_packets
         else:
             kind[a] = K_LIST
-            msgs, steps, w = kernel_messages(app.pattern, k, app.message_packets, rng)
+            msgs, steps, w = kernel_messages(app.pattern, k, app.message_packets, rng,
+                                             wrap=stencil_wrap)
             wait[a] = 1 if w else 0
             total[a] = sum(s for ml in msgs for _, s, _ in ml)
         partner.append(part + r0)
         left.append(lft)
         for r in range(k):
-            rm.append(len(mdst))
+            rm.append(0 if app.pattern == "all2all" else len(mdst))
             rmleft.append(msgs[r][0][1] if msgs[r] else app.message_packets)
             for d, sz, st in msgs[r]:
                 mdst.append(d + r0)

@@ -109,7 +109,8 @@ def test_allreduce_dependencies_serialise_steps() -> None:
     over the same ranks has no dependencies but 15 x more packets."""
     sides, c = (4, 4), 4
     part = np.arange(16) * c
-    kw = {"sides": sides, "concentration": c, "ranks": 16, "max_cycles": 50_000}
+    kw = {"sides": sides, "concentration": c, "ranks": 16, "max_cycles": 50_000,
+          "message_packets": 1}
     ar = run([part], pattern="allreduce", **kw)
     assert ar.completed and ar.makespan_cycles >= 8 * zero_load(0)
     assert ar.packets_delivered == 16 * 8
@@ -118,26 +119,33 @@ def test_allreduce_dependencies_serialise_steps() -> None:
 
 
 @pytest.mark.parametrize(
-    ("pattern", "per_rank"),
+    ("pattern", "wrap", "total"),
     [
-        ("all2all", 2 * 31),
-        ("allreduce", 2 * (2 + 1 + 1 + 1 + 1)),
-        ("stencil4", 4 * 2),
-        ("stencil8", 8 * 2),
+        ("all2all", False, 32 * 2 * 31),
+        ("allreduce", False, 32 * 2 * (2 + 1 + 1 + 1 + 1)),
+        # 32 ranks on a 4 x 8 grid: 3 x 8 + 4 x 7 = 52 edges, each way, 2 packets
+        ("stencil4", False, 2 * 2 * 52),
+        ("stencil4", True, 32 * 4 * 2),
+        # plus 2 x 3 x 7 = 42 diagonal edges
+        ("stencil8", False, 2 * 2 * (52 + 42)),
+        ("stencil8", True, 32 * 8 * 2),
     ],
 )
 @pytest.mark.parametrize("routing", ["dor", "min", "valiant", "omniwar"])
-def test_kernels_complete_and_conserve(pattern: str, per_rank: int, routing: str) -> None:
+def test_kernels_complete_and_conserve(pattern: str, wrap: bool, total: int,
+                                       routing: str) -> None:
     """Every packet of a kernel (message_packets = 2) is delivered exactly once.
 
     Allreduce halves its messages: sizes 2, 1, 1, 1, 1 then back, 12 per rank.
+    Without wrap-around (the study's stencils) border ranks have fewer
+    neighbours; with it every rank has 4 or 8.
     """
     res = run(
         [np.arange(0, 64, 2)], sides=(4, 4), concentration=4, ranks=32, pattern=pattern,
-        message_packets=2, routing=routing, max_cycles=200_000,
+        message_packets=2, routing=routing, max_cycles=200_000, stencil_wrap=wrap,
     )  # fmt: skip
     assert res.completed
-    assert res.packets_delivered == res.packets_injected == 32 * per_rank
+    assert res.packets_delivered == res.packets_injected == total
     assert res.packets_in_flight == 0
     assert res.apps[0].completion_cycles == res.makespan_cycles == res.cycles - 1
 
