@@ -3,10 +3,90 @@
 from __future__ import annotations
 
 from django import forms
+from django.core.exceptions import ValidationError
 
 from allocation.jobs import ONLINE_POLICIES
 from allocation.models import CommPattern, JobStatus, Machine, NodeState
+from allocation.models.machines import NAME_VALIDATOR
 from hxportal import hostlists
+
+
+def _plain(number: float) -> str:
+    """``1e-06`` -> ``0.000001``, ``1.0`` -> ``1``: bounds as people write them."""
+    return f"{number:.12f}".rstrip("0").rstrip(".") if number != int(number) else str(int(number))
+
+
+class BoundedFloatField(forms.FloatField):
+    """A float with bounds said in words: "Must be more than 0 s", "between 0 and 1".
+
+    ``above`` is an exclusive lower bound (a time must be more than 0, a slowdown
+    more than 1); ``min_value``/``max_value`` are inclusive. Django's own message
+    would read "Ensure this value is greater than or equal to 1e-06". The browser
+    gets the inclusive ``min``/``max`` only, so the server's message is the one read.
+    """
+
+    def __init__(self, *, above: float | None = None, min_value: float | None = None,
+                 max_value: float | None = None, unit: str = "", why: str = "",
+                 **kwargs) -> None:
+        self.above, self.low, self.high = above, min_value, max_value
+        self.unit, self.why = unit, why
+        super().__init__(**kwargs)
+
+    def bound_text(self) -> str:
+        unit = f" {self.unit}" if self.unit else ""
+        if self.above is None and self.low is not None and self.high is not None:
+            return f"must be between {_plain(self.low)} and {_plain(self.high)}{unit}"
+        parts = []
+        if self.above is not None:
+            parts.append(f"more than {_plain(self.above)}{unit}")
+        elif self.low is not None:
+            parts.append(f"at least {_plain(self.low)}{unit}")
+        if self.high is not None:
+            parts.append(f"at most {_plain(self.high)}{unit}")
+        return "must be " + " and ".join(parts)
+
+    def validate(self, value) -> None:
+        super().validate(value)
+        if value in self.empty_values:
+            return
+        if ((self.above is not None and value <= self.above)
+                or (self.low is not None and value < self.low)
+                or (self.high is not None and value > self.high)):
+            why = f" ({self.why})" if self.why else ""
+            raise ValidationError(f"{self.bound_text().capitalize()}{why}.", code="bounds")
+
+    def widget_attrs(self, widget):
+        attrs = super().widget_attrs(widget)
+        low = self.above if self.above is not None else self.low
+        if low is not None:
+            attrs["min"] = _plain(low)
+        if self.high is not None:
+            attrs["max"] = _plain(self.high)
+        return attrs
+
+
+def seconds_field(label: str, *, zero: bool = False, **kwargs) -> BoundedFloatField:
+    """A time in seconds: more than 0 (or at least 0 with ``zero``)."""
+    bounds = {"min_value": 0.0} if zero else {"above": 0.0}
+    return BoundedFloatField(required=False, label=label, unit="s", **bounds, **kwargs)
+
+
+def preselect_only_machine(form: forms.Form, name: str = "machine") -> None:
+    """An unbound form whose machine select has exactly one machine starts on it
+    (instead of "---------")."""
+    field = form.fields.get(name)
+    if form.is_bound or field is None or form.initial.get(name):
+        return
+    only = list(field.queryset[:2])
+    if len(only) == 1:
+        form.initial[name] = getattr(only[0], field.to_field_name or "pk")
+
+
+class ServiceFieldsMixin:
+    """``service_fields`` maps a service's error field to the form field showing it
+    (see :func:`hxportal.views.add_form_errors`)."""
+
+    service_fields: dict[str, str] = {}
 
 
 class NodeStateForm(forms.Form):
@@ -16,10 +96,12 @@ class NodeStateForm(forms.Form):
     reason = forms.CharField(max_length=255, required=False)
 
 
-class MachineForm(forms.Form):
-    name = forms.CharField(max_length=64)
+class MachineForm(ServiceFieldsMixin, forms.Form):
+    name = forms.CharField(max_length=64, validators=[NAME_VALIDATOR],
+                           help_text="a letter first, then letters, digits, '_', '.' or '-'")
     sides = forms.CharField(max_length=64, help_text="e.g. 8,8 or 16,16,16")
-    concentration = forms.IntegerField(min_value=1, max_value=4096)
+    concentration = forms.IntegerField(min_value=1, max_value=4096,
+                                       help_text="compute nodes per switch")
     hostname_pattern = forms.CharField(max_length=128, required=False,
                                        help_text="e.g. hx{n:03d}; blank for NAME{n}")
     hostlist = forms.CharField(max_length=hostlists.MAX_HOSTLIST_CHARS, required=False,
@@ -37,16 +119,19 @@ class MachineForm(forms.Form):
 POLICY_CHOICES = [(p, p.replace("_", " ")) for p in ONLINE_POLICIES]
 
 
-class JobForm(forms.Form):
+class JobForm(ServiceFieldsMixin, forms.Form):
+    # The allocation service names the job's size "size" (and "spares"); show it here.
+    service_fields = {"size": "node_count", "spares": "node_count"}
+
     name = forms.CharField(max_length=128)
     external_id = forms.CharField(max_length=64, required=False, label="External id (Slurm)")
     node_count = forms.IntegerField(min_value=1, max_value=1_048_576)
     pattern = forms.ChoiceField(choices=CommPattern.choices, initial=CommPattern.UNKNOWN)
     policy = forms.ChoiceField(choices=POLICY_CHOICES, initial="diagonal")
     seed = forms.IntegerField(min_value=0, max_value=2**63 - 1, initial=0)
-    t_cmpt = forms.FloatField(min_value=0.000001, required=False, label="Compute time (s)")
-    t_comm = forms.FloatField(min_value=0, required=False, label="Communication time (s)")
-    wall_time = forms.FloatField(min_value=0.000001, required=False, label="Wall time (s)")
+    t_cmpt = seconds_field("Compute time (s)")
+    t_comm = seconds_field("Communication time (s)", zero=True)
+    wall_time = seconds_field("Wall time (s)")
 
 
 class CompareForm(forms.Form):
@@ -62,23 +147,28 @@ class ReleaseForm(forms.Form):
                                initial=JobStatus.COMPLETED)
 
 
-class RecommendationForm(forms.Form):
+class RecommendationForm(ServiceFieldsMixin, forms.Form):
+    service_fields = {"size": "node_count", "n_node": "node_count"}
+
     machine = forms.ModelChoiceField(queryset=Machine.objects.order_by("name"),
                                      to_field_name="name")
     name = forms.CharField(max_length=128, initial="job")
     external_id = forms.CharField(max_length=64, required=False, label="External id (Slurm)")
     node_count = forms.IntegerField(min_value=1, max_value=1_048_576, initial=64)
     pattern = forms.ChoiceField(choices=CommPattern.choices, initial=CommPattern.ALL_TO_ALL)
-    t_cmpt = forms.FloatField(min_value=0.000001, required=False, label="Compute time (s)")
-    t_comm = forms.FloatField(min_value=0, required=False,
-                              label="Communication time (s, under the default policy)")
-    wall_time = forms.FloatField(min_value=0.000001, required=False,
-                                 label="or wall time (s)")
-    compute_fraction = forms.FloatField(min_value=0.000001, max_value=1, required=False,
-                                        label="compute fraction of the wall time")
-    p_abn = forms.FloatField(min_value=0, max_value=1, required=False,
-                             label="p_abn (blank: latest estimate)")
-    alpha_abn = forms.FloatField(min_value=1.000001, required=False, label="alpha_abn")
-    t_bench = forms.FloatField(min_value=0.000001, required=False, label="t_bench (s)")
+    t_cmpt = seconds_field("Compute time (s)")
+    t_comm = seconds_field("Communication time (s, under the default policy)", zero=True)
+    wall_time = seconds_field("or wall time (s)")
+    compute_fraction = BoundedFloatField(above=0.0, max_value=1.0, required=False,
+                                         label="compute fraction of the wall time")
+    p_abn = BoundedFloatField(min_value=0.0, max_value=1.0, required=False,
+                              label="p_abn (blank: latest estimate)", why="a probability")
+    alpha_abn = BoundedFloatField(above=1.0, required=False, label="alpha_abn",
+                                  why="an abnormal node is slower than a normal one")
+    t_bench = seconds_field("t_bench (s)")
     simulate = forms.BooleanField(required=False, initial=True,
                                   label="Simulate every policy (else analytic only)")
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        preselect_only_machine(self)

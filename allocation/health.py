@@ -17,6 +17,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from allocation import services, spares
@@ -54,6 +55,10 @@ from hxportal.runs import RunReporter, enqueue
 
 MAX_CURVE_POINTS = 2000
 MAX_N_NODE = 1_048_576
+#: The drain rule of :func:`spares.node_suspicion`: a node is a drain candidate when
+#: P[p_i > DRAIN_FACTOR * fleet p] >= DRAIN_PROBABILITY (its suspicion *score*).
+DRAIN_FACTOR = spares.DEFAULT_DRAIN_FACTOR
+DRAIN_PROBABILITY = spares.DEFAULT_DRAIN_PROBABILITY
 
 # --------------------------------------------------------------------------
 # Estimation runs
@@ -432,9 +437,15 @@ def machine_health(machine: Machine, benchmark: str = "",
     end = timezone.now()
     start = end - timedelta(days=window)
     runs = _window_runs(machine.pk, benchmark, start, end) if benchmark else []
-    empty = MachineHealth(machine, benchmark, names, window, start, 0, None, [], {})
+    return _classified(machine, benchmark, names, window, start, runs, reader)
+
+
+def _classified(machine: Machine, benchmark: str, names: list[str], window: int,
+                start: datetime, runs: list[tuple[str, str, str, float]],
+                reader: Any = None) -> MachineHealth:
+    """Classify one machine's window of one benchmark (runs oldest first)."""
     if not runs:
-        return empty
+        return MachineHealth(machine, benchmark, names, window, start, 0, None, [], {})
     result = spares.classify(runs)
     suspicion = spares.node_suspicion(runs, result.flags, result.ratios)
     if reader is not None and not ownership.reads_everything(reader):
@@ -446,6 +457,42 @@ def machine_health(machine: Machine, benchmark: str = "",
     threshold = result.rule["thresholds"][benchmark]["ratio_threshold"]
     return MachineHealth(machine, benchmark, names, window, start, len(runs), threshold,
                          suspicion, latest, result.rule)
+
+
+def machines_health(machines: Iterable[Machine], window_days: int = DEFAULT_WINDOW_DAYS
+                    ) -> dict[int, MachineHealth]:
+    """:func:`machine_health` of several machines (each on its latest benchmark, as the
+    health page opens) in two queries in all, for overviews. Evidence is not masked:
+    callers show counts and node names, not the jobs cited."""
+    window = _check_window(window_days)
+    machines = list(machines)
+    if not machines:
+        return {}
+    latest = (BenchmarkResult.objects.filter(machine=OuterRef("pk"))
+              .order_by("-measured_at", "-id").values("benchmark")[:1])
+    benchmark_of = dict(Machine.objects.filter(pk__in=[m.pk for m in machines])
+                        .annotate(latest_benchmark=Subquery(latest))
+                        .values_list("pk", "latest_benchmark"))
+    end = timezone.now()
+    start = end - timedelta(days=window)
+    wanted = Q(pk__in=[])
+    for machine_id, benchmark in benchmark_of.items():
+        if benchmark:
+            wanted |= Q(machine_id=machine_id, benchmark=benchmark)
+    runs: dict[int, list[tuple[str, str, str, float]]] = defaultdict(list)
+    for machine_id, job, host, bench, secs in (
+            BenchmarkResult.objects.filter(wanted, measured_at__gte=start, measured_at__lte=end)
+            .order_by("measured_at", "id")
+            .values_list("machine_id", "job_id", "node__hostname", "benchmark", "seconds")):
+        runs[machine_id].append((str(job), host, bench, secs))
+    out = {}
+    for m in machines:
+        benchmark = benchmark_of.get(m.pk) or ""
+        try:
+            out[m.pk] = _classified(m, benchmark, [], window, start, runs.get(m.pk, []))
+        except ValueError:  # an overview shows the other machines; the health page says why
+            out[m.pk] = _classified(m, benchmark, [], window, start, [])
+    return out
 
 
 def _mask_evidence(suspicion: list[spares.NodeSuspicion],

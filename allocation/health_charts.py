@@ -14,16 +14,16 @@ from dataclasses import dataclass, field
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from hxportal.templatetags.hxformat import short
+
 WIDTH, HEIGHT = 640, 260
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 16, 40
 
 
 def _fmt(value: float) -> str:
-    if value == 0:
-        return "0"
-    if abs(value) >= 1e5 or abs(value) < 1e-3:
-        return f"{value:.2e}"
-    return f"{value:.4g}"
+    """Tick and label numbers: three significant figures, thousands separated
+    (``250,000`` rather than ``2.50e+05``), no trailing zeros (``60``, ``0.5``)."""
+    return short(value, 3)
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
+from allocation.forms import BoundedFloatField, preselect_only_machine
 from allocation.models import Machine
 from allocation.models.benchmarks import (
     BENCHMARK_NAME_VALIDATOR,
@@ -11,13 +12,17 @@ from allocation.models.benchmarks import (
     MAX_WINDOW_DAYS,
 )
 
+WINDOW_ERRORS = {"min_value": f"Must be between 1 and {MAX_WINDOW_DAYS} days.",
+                 "max_value": f"Must be between 1 and {MAX_WINDOW_DAYS} days."}
+
 
 class HealthFilterForm(forms.Form):
     """What the health page shows: one benchmark over the last ``window`` days."""
 
     benchmark = forms.ChoiceField(required=False, choices=())
     window = forms.IntegerField(min_value=1, max_value=MAX_WINDOW_DAYS, required=False,
-                                initial=DEFAULT_WINDOW_DAYS, label="Window (days)")
+                                initial=DEFAULT_WINDOW_DAYS, label="Window (days)",
+                                error_messages=WINDOW_ERRORS)
     plane = forms.IntegerField(min_value=0, required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args, benchmarks: list[str] = (), **kwargs) -> None:
@@ -34,7 +39,8 @@ class DrainForm(forms.Form):
 
 class EstimationForm(forms.Form):
     window_days = forms.IntegerField(min_value=1, max_value=MAX_WINDOW_DAYS,
-                                     initial=DEFAULT_WINDOW_DAYS, label="Window (days)")
+                                     initial=DEFAULT_WINDOW_DAYS, label="Window (days)",
+                                     error_messages=WINDOW_ERRORS)
     benchmark = forms.CharField(max_length=64, required=False,
                                 validators=[BENCHMARK_NAME_VALIDATOR],
                                 help_text="blank for every benchmark")
@@ -45,20 +51,30 @@ class SparesForm(forms.Form):
 
     n_node = forms.IntegerField(min_value=1, max_value=1_048_576, label="N_node",
                                 help_text="nodes the job needs")
-    t_cmpt = forms.FloatField(min_value=0, required=False, label="t_cmpt (s)",
-                              help_text="time slowed by an abnormal node")
-    t_comm = forms.FloatField(min_value=0, required=False, label="t_comm (s)",
-                              help_text="time not slowed (default 0)")
-    wall_time = forms.FloatField(min_value=0, required=False, label="or wall time (s)")
-    compute_fraction = forms.FloatField(required=False, label="compute fraction",
-                                        help_text="t_cmpt = fraction x wall time (default 0.5)")
+    t_cmpt = BoundedFloatField(min_value=0.0, required=False, label="t_cmpt (s)", unit="s",
+                               help_text="time slowed by an abnormal node")
+    t_comm = BoundedFloatField(min_value=0.0, required=False, label="t_comm (s)", unit="s",
+                               help_text="time not slowed (default 0)")
+    wall_time = BoundedFloatField(above=0.0, required=False, label="or wall time (s)",
+                                  unit="s")
+    compute_fraction = BoundedFloatField(above=0.0, max_value=1.0, required=False,
+                                         label="compute fraction",
+                                         help_text="t_cmpt = fraction x wall time "
+                                                   "(default 0.5)")
     machine = forms.ModelChoiceField(queryset=Machine.objects.order_by("name"),
                                      to_field_name="name", required=False,
+                                     empty_label="(none: give p_abn, alpha_abn, t_bench)",
                                      help_text="use its latest estimate for what is left blank")
     benchmark = forms.CharField(max_length=64, required=False)
-    p_abn = forms.FloatField(required=False, label="p_abn")
-    alpha_abn = forms.FloatField(required=False, label="alpha_abn")
-    t_bench = forms.FloatField(required=False, label="t_bench (s)")
+    p_abn = BoundedFloatField(min_value=0.0, max_value=1.0, required=False, label="p_abn",
+                              why="a probability")
+    alpha_abn = BoundedFloatField(above=1.0, required=False, label="alpha_abn",
+                                  why="an abnormal node is slower than a normal one")
+    t_bench = BoundedFloatField(above=0.0, required=False, label="t_bench (s)", unit="s")
     per_node = forms.BooleanField(required=False, label="per-node p_abn",
                                   help_text="each free node of the machine gets its own p_abn "
                                             "from its history; names the nodes to use")
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        preselect_only_machine(self)

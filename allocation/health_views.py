@@ -20,6 +20,7 @@ from allocation.health_forms import DrainForm, EstimationForm, HealthFilterForm,
 from allocation.models import Estimate, EstimationRun, Machine, Node, NodeState
 from allocation.models.benchmarks import DEFAULT_WINDOW_DAYS
 from hxportal.roles import Role
+from hxportal.templatetags import hxformat as fmt
 from hxportal.views import RoleRequiredMixin, add_form_errors
 
 ESTIMATES_PER_CHART = 100
@@ -60,6 +61,8 @@ class MachineHealthView(RoleRequiredMixin, TemplateView):
     """The switch grid by suspicion, latest times, drain candidates and estimates over time."""
 
     template_name = "allocation/health_machine.html"
+    #: A bound estimation form with errors, when a start was refused (shown in place).
+    estimation_form: EstimationForm | None = None
 
     def get_context_data(self, **kwargs):
         machine = get_object_or_404(Machine, name=self.kwargs["name"])
@@ -99,7 +102,10 @@ class MachineHealthView(RoleRequiredMixin, TemplateView):
             grid=build_plane(shape, plane, nodes), candidates=candidates, watch=watch,
             histogram=self._histogram(state), estimate_charts=self._estimate_charts(machine),
             runs=machine.estimation_runs.select_related("user")[:5],
-            estimation_form=EstimationForm(initial={"window_days": window}),
+            estimation_form=self.estimation_form or EstimationForm(
+                initial={"window_days": window}),
+            drain_factor=f"{health.DRAIN_FACTOR:g}",
+            drain_probability=f"{health.DRAIN_PROBABILITY:g}",
             query=urlencode({"benchmark": state.benchmark, "window": window}),
             levels=[("ok", "no abnormal run"), ("watch", "some abnormal runs"),
                     ("suspect", "drain candidate"), ("nodata", "no data")])
@@ -218,15 +224,21 @@ class StartEstimationView(RoleRequiredMixin, View):
     def post(self, request, name: str):
         machine = get_object_or_404(Machine, name=name)
         form = EstimationForm(request.POST)
-        if not form.is_valid():
-            messages.error(request, "Not started: " + "; ".join(
-                f"{field}: {' '.join(errors)}" for field, errors in form.errors.items()))
-            return redirect("allocation:machine_health", name=machine.name)
-        run = health.start_estimation(machine, window_days=form.cleaned_data["window_days"],
-                                      benchmark=form.cleaned_data["benchmark"],
-                                      user=request.user)
-        messages.success(request, f"Estimation run {run.pk} queued.")
-        return redirect("allocation:estimation_run", pk=run.pk)
+        if form.is_valid():
+            try:
+                run = health.start_estimation(
+                    machine, window_days=form.cleaned_data["window_days"],
+                    benchmark=form.cleaned_data["benchmark"], user=request.user)
+            except ValidationError as exc:
+                add_form_errors(form, exc)
+            else:
+                messages.success(request, f"Estimation run {run.pk} queued.")
+                return redirect("allocation:estimation_run", pk=run.pk)
+        # Refused: the health page again, the errors next to the form's fields and the
+        # submitted values kept (not a message at the top of a long page).
+        page = MachineHealthView(estimation_form=form)
+        page.setup(request, name=name)
+        return page.render_to_response(page.get_context_data())
 
 
 class EstimationRunPageView(RoleRequiredMixin, DetailView):
@@ -268,15 +280,15 @@ class SparesPageView(RoleRequiredMixin, TemplateView):
         saved = 1 - r["expected_cost"] / r["as_is_cost"]
         spares = "no spare" if r["n_spare"] == 0 else (
             "1 spare node" if r["n_spare"] == 1 else f"{r['n_spare']} spare nodes")
+        cost, as_is = fmt.node_seconds(r["expected_cost"]), fmt.node_seconds(r["as_is_cost"])
         if saved > 0:
-            return (f"Allocate {r['n_total']} nodes ({spares}), benchmark them and drop the "
-                    f"{r['n_spare']} slowest: the job is expected to cost "
-                    f"{r['expected_cost']:,.4g} node-seconds instead of "
-                    f"{r['as_is_cost']:,.4g} As-is, saving {saved:.1%} of the node-time "
-                    f"({r['saving_ratio']:.3g}x less), and to finish in "
-                    f"{r['expected_time']:,.4g} s instead of {r['as_is_time']:,.4g} s.")
+            return (f"Allocate {r['n_total']:,} nodes ({spares}), benchmark them and drop the "
+                    f"{r['n_spare']:,} slowest: the job is expected to cost {cost} instead "
+                    f"of {as_is} as-is, saving {saved:.1%} of the node-time, and to finish "
+                    f"in {fmt.seconds(r['expected_time'])} instead of "
+                    f"{fmt.seconds(r['as_is_time'])}.")
         return (f"The method does not pay off here: the best choice ({spares}) costs "
-                f"{r['expected_cost']:,.4g} node-seconds against {r['as_is_cost']:,.4g} As-is.")
+                f"{cost} against {as_is} as-is.")
 
     @staticmethod
     def _charts(r: dict) -> dict:
@@ -285,16 +297,16 @@ class SparesPageView(RoleRequiredMixin, TemplateView):
         return {
             "cost": line_chart(
                 [Series("E[C]", xs, [p["expected_cost"] for p in r["curve"]], "s1")],
-                hlines=[(r["as_is_cost"], f"As-is {r['as_is_cost']:.4g}")],
+                hlines=[(r["as_is_cost"], f"As-is {fmt.sig(r['as_is_cost'], 4)}")],
                 marks=[Mark(r["n_spare"], r["expected_cost"],
-                            f"optimum N_spare={r['n_spare']}: {r['expected_cost']:.4g}")],
+                            f"optimum N_spare={r['n_spare']}: {fmt.sig(r['expected_cost'], 4)}")],
                 title="expected cost E[C] (node-seconds) against N_spare", testid="cost-curve",
                 y_label="E[C] (node-s)", **common),
             "time": line_chart(
                 [Series("E[T_total]", xs, [p["expected_time"] for p in r["curve"]], "s2")],
-                hlines=[(r["as_is_time"], f"As-is {r['as_is_time']:.4g} s")],
+                hlines=[(r["as_is_time"], f"As-is {fmt.seconds(r['as_is_time'])}")],
                 marks=[Mark(r["n_spare"], r["expected_time"],
-                            f"at the optimum: {r['expected_time']:.4g} s")],
+                            f"at the optimum: {fmt.seconds(r['expected_time'])}")],
                 title="expected time E[T_total] (s) against N_spare", testid="time-curve",
                 y_label="E[T_total] (s)", **common),
         }

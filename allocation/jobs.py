@@ -223,8 +223,12 @@ def _allocate_locked(job: Job, policy: str, seed: int | None, spares: int, mode:
     total = job.node_count + spares
     candidate = propose(machine, policy, total, seed, mode=mode, index=index)
     if candidate.error:
-        raise ValidationError({"policy": [f"{policy} cannot place {total} nodes: "
-                                          f"{candidate.error}"]})
+        # Online, the only refusal is too few free nodes: a problem of the job's size
+        # (with its spares), not of the policy; a formula partition is the policy's.
+        field = "node_count" if mode == "online" else "policy"
+        spare_text = f" ({job.node_count} + {spares} spare)" if spares else ""
+        raise ValidationError({field: [f"{policy} cannot place {total} nodes{spare_text}: "
+                                       f"{candidate.error}"]})
     nodes = {n.index: n for n in Node.objects.select_for_update().filter(
         machine=machine, index__in=candidate.endpoints)} if total <= 900 else {
         n.index: n for n in Node.objects.select_for_update().filter(machine=machine)}

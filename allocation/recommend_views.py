@@ -17,6 +17,7 @@ from allocation.models import Recommendation, RecommendationStatus
 from hxportal import hostlists, ownership
 from hxportal.errors import ConflictError
 from hxportal.roles import Role
+from hxportal.templatetags import hxformat
 from hxportal.views import OwnedRowsMixin, RoleRequiredMixin, add_form_errors
 
 
@@ -47,24 +48,38 @@ class RecommendationListView(RoleRequiredMixin, OwnedRowsMixin, ListView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        done = Recommendation.objects.filter(
-            Q(job__actual_runtime__isnull=False), status=RecommendationStatus.ACCEPTED
-        ).select_related("job").order_by("-created_at")[:500]
-        rows: dict[str, dict] = {}
-        for rec in done:
-            entry = next((e for e in rec.ranking if e.get("policy") == rec.job.policy), None)
-            predicted = (entry or {}).get("expected_time")
-            row = rows.setdefault(rec.job.policy, {"policy": rec.job.policy, "jobs": 0,
-                                                   "predicted": 0.0, "actual": 0.0})
-            row["jobs"] += 1
-            row["predicted"] += predicted or 0.0
-            row["actual"] += rec.job.actual_runtime
-        for row in rows.values():
-            row["predicted"] /= row["jobs"]
-            row["actual"] /= row["jobs"]
-            row["ratio"] = row["actual"] / row["predicted"] if row["predicted"] else None
-        context["accuracy"] = sorted(rows.values(), key=lambda r: r["policy"])
+        context["accuracy"] = accuracy_rows(self.readable(Recommendation.objects.filter(
+            Q(job__actual_runtime__isnull=False), status=RecommendationStatus.ACCEPTED)))
         return context
+
+
+def accuracy_rows(accepted) -> list[dict]:
+    """Predicted E[T] against the actual run time, per policy, over accepted jobs that
+    reported their run time. A job without a prediction (no spare estimate when it
+    was recommended) counts in ``jobs`` and the mean actual time only: it is left out
+    of the predicted mean and of the error statistics, never taken as 0."""
+    rows: dict[str, dict] = {}
+    for rec in accepted.select_related("job").order_by("-created_at")[:500]:
+        entry = next((e for e in rec.ranking if e.get("policy") == rec.job.policy), None)
+        predicted = (entry or {}).get("expected_time")
+        row = rows.setdefault(rec.job.policy, {"policy": rec.job.policy, "jobs": 0,
+                                               "actual_sum": 0.0, "pairs": []})
+        row["jobs"] += 1
+        row["actual_sum"] += rec.job.actual_runtime
+        if predicted:
+            row["pairs"].append((predicted, rec.job.actual_runtime))
+    out = []
+    for row in rows.values():
+        pairs = row.pop("pairs")
+        predicted = [p for p, _ in pairs]
+        row.update(
+            actual=row.pop("actual_sum") / row["jobs"], predicted_jobs=len(pairs),
+            unpredicted=row["jobs"] - len(pairs),
+            predicted=sum(predicted) / len(pairs) if pairs else None,
+            ratio=sum(a for _, a in pairs) / sum(predicted) if pairs else None,
+            error=sum(abs(a - p) / p for p, a in pairs) / len(pairs) if pairs else None)
+        out.append(row)
+    return sorted(out, key=lambda r: r["policy"])
 
 
 class RecommendationDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
@@ -83,8 +98,27 @@ class RecommendationDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
         progress = recommendations.prediction_progress(rec)
         context.update(progress=progress["done"], simulations=progress["simulations"])
         if rec.recommended:
-            context.update(self._partition(rec), curve=self._curve(rec))
+            context.update(self._partition(rec), curve=self._curve(rec),
+                           **self._summary(rec))
         return context
+
+    @staticmethod
+    def _summary(rec: Recommendation) -> dict:
+        """The spare-model problem, if any, and the comparisons in words."""
+        best = rec.recommended
+        entry = next((e for e in rec.ranking if e.get("policy") == best["policy"]), {})
+        spares_error = ((entry.get("spares") or {}).get("error")
+                        if isinstance(entry.get("spares"), dict) else None)
+        cost = best.get("expected_cost")
+        as_is = best.get("saving_vs_as_is")
+        default = best.get("saving_vs_default")
+        return {
+            "spares_error": spares_error,
+            "no_estimate": bool(spares_error) and "has no estimate" in spares_error,
+            "vs_as_is": hxformat.change(cost, cost * as_is) if cost and as_is else "",
+            "vs_default": hxformat.change(cost, cost * default) if cost and default else "",
+            "is_default": best.get("policy") == best.get("default_policy"),
+        }
 
     def _partition(self, rec: Recommendation) -> dict:
         machine = rec.machine

@@ -21,6 +21,7 @@ from allocation.layout import (
     validate_shape,
 )
 from allocation.models import Machine, Node, NodeState
+from allocation.models.machines import NAME_VALIDATOR
 from hxportal import hostlists
 from hxportal.errors import ConflictError
 
@@ -54,13 +55,22 @@ def machine_hostnames(name: str, sides: Sequence[int], concentration: int,
             raise ValidationError({"hostlist": [f"invalid hostname {bad[0]!r}"]})
         return names
     pattern = hostname_pattern or default_pattern(name, shape.node_count)
+    # Without a pattern the hostnames come from the machine's name: say so there.
+    culprit = "hostname_pattern" if hostname_pattern else "name"
     try:
         names = pattern_hostnames(shape, pattern, name)
     except LayoutError as exc:
+        if culprit == "name":
+            raise ValidationError({"name": [
+                f"cannot name the nodes after it ({exc.message}); give a hostname pattern"
+            ]}) from exc
         raise _layout_error(exc) from exc
     bad = [n for n in names if not Node.hostname_is_valid(n)]
     if bad:
-        raise ValidationError({"hostname_pattern": [f"gives invalid hostname {bad[0]!r}"]})
+        raise ValidationError({culprit: [
+            f"gives invalid hostname {bad[0]!r}" if culprit == "hostname_pattern" else
+            f"gives invalid node names such as {bad[0]!r} (at most 63 letters, digits, '_', "
+            "'.' or '-'); choose a shorter name or give a hostname pattern"]})
     return names
 
 
@@ -69,6 +79,10 @@ def create_machine(*, name: str, sides: Sequence[int], concentration: int,
                    hostname_pattern: str = "", hostlist: str = "",
                    description: str = "") -> Machine:
     """Create a machine and all its nodes in one transaction."""
+    try:  # first: the default hostnames derive from the name, so a bad name is the name's
+        NAME_VALIDATOR(name)
+    except ValidationError as exc:
+        raise ValidationError({"name": exc.messages}) from exc
     if Machine.objects.filter(name=name).exists():
         raise ConflictError(f"a machine named {name!r} already exists", field="name")
     names = machine_hostnames(name, sides, concentration, hostname_pattern, hostlist)

@@ -5,7 +5,8 @@ from allocation import health_views, job_views, recommend_views, views
 app_name = "allocation"
 
 urlpatterns = [
-    path("", views.MachineListView.as_view(), name="home"),
+    path("", views.OverviewView.as_view(), name="home"),
+    path("glossary/", views.GlossaryView.as_view(), name="glossary"),
     path("machines/new/", views.MachineCreateView.as_view(), name="machine_create"),
     path("machines/<str:name>/", views.MachineDetailView.as_view(), name="machine_detail"),
     path("machines/<str:name>/nodes/", views.NodeListView.as_view(), name="node_list"),

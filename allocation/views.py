@@ -4,29 +4,39 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404, redirect
-from django.views.generic import DetailView, FormView, ListView
+from django.views.generic import DetailView, FormView, ListView, TemplateView
 
-from allocation import queries, services
+from allocation import glossary, overview, queries, services
 from allocation.filtersets import NodeFilterSet
 from allocation.forms import MachineForm, NodeStateForm
 from allocation.grid import GridShape, build_plane, job_palette
 from allocation.models import Machine, NodeState
+from allocation.models.benchmarks import DEFAULT_WINDOW_DAYS
 from hxportal import hostlists, ownership
 from hxportal.errors import ConflictError
 from hxportal.roles import Role
 from hxportal.views import RoleRequiredMixin, add_form_errors
 
 
-class MachineListView(RoleRequiredMixin, ListView):
-    template_name = "allocation/machine_list.html"
-    context_object_name = "machines"
+class OverviewView(RoleRequiredMixin, TemplateView):
+    """The home page: one card per machine (occupancy, jobs, health, estimate,
+    failures) and the site's simulations; a fixed number of queries."""
 
-    def get_queryset(self):
-        return queries.machines().annotate(
-            up=Count("nodes", filter=Q(nodes__state=NodeState.UP)),
-            total=Count("nodes"))
+    template_name = "allocation/overview.html"
+
+    def get_context_data(self, **kwargs):
+        user = self.request.user
+        return super().get_context_data(
+            summaries=overview.machine_summaries(user), activity=overview.site_activity(user),
+            window_days=DEFAULT_WINDOW_DAYS, **kwargs)
+
+
+class GlossaryView(RoleRequiredMixin, TemplateView):
+    template_name = "glossary.html"
+
+    def get_context_data(self, **kwargs):
+        return super().get_context_data(sections=glossary.sections(), **kwargs)
 
 
 class MachineCreateView(RoleRequiredMixin, FormView):

@@ -7,7 +7,8 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpResponse
+from django.http import HttpResponse, HttpResponsePermanentRedirect
+from django.templatetags.static import static
 from django.utils.decorators import method_decorator
 
 from hxportal import ownership
@@ -16,12 +17,25 @@ from hxportal.roles import Role, role_at_least
 
 
 def add_form_errors(form, exc: ValidationError | ConflictError) -> None:
-    """Show a service's ValidationError or ConflictError on the form, field by field."""
+    """Show a service's ValidationError or ConflictError on the form, field by field.
+
+    Services name fields as the API does; a form whose fields are named otherwise
+    maps them in ``service_fields`` (e.g. ``{"size": "node_count"}``), so the error
+    shows next to the field it is about. Anything else goes above the fields."""
+    aliases = getattr(form, "service_fields", {}) or {}
+
+    def target(field: str | None) -> str | None:
+        field = aliases.get(field, field)
+        return field if field in form.fields else None
+
     if isinstance(exc, ConflictError):
-        form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+        form.add_error(target(exc.field), exc.message)
+        return
+    if not hasattr(exc, "error_dict"):
+        form.add_error(None, exc.messages)
         return
     for field, problems in exc.message_dict.items():
-        form.add_error(field if field in form.fields else None, problems)
+        form.add_error(target(field), problems)
 
 
 class RoleRequiredMixin:
@@ -70,3 +84,9 @@ class RateLimitedLoginView(auth_views.LoginView):
             except ValueError:
                 cache.set(key, 1, timeout=60)
         return super().form_invalid(form)
+
+
+@login_not_required
+def favicon(request):
+    """Browsers ask for /favicon.ico on every site; the icon is the static SVG."""
+    return HttpResponsePermanentRedirect(static("hxportal/favicon.svg"))

@@ -9,7 +9,7 @@ from simulation.models import SimulationRun, Sweep
 
 
 class SimulationRunFilterSet(filters.FilterSet):
-    status = filters.ChoiceFilter(choices=RunStatus.choices)
+    status = filters.ChoiceFilter(choices=RunStatus.choices, empty_label="any")
     sweep = filters.NumberFilter(field_name="sweep_id", min_value=1)
     standalone = filters.BooleanFilter(field_name="sweep", lookup_expr="isnull",
                                        help_text="Only runs outside any sweep.")

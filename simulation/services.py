@@ -44,7 +44,7 @@ from simulation.engine.config import (
     SCENARIOS,
     VC_SETS,
 )
-from simulation.models import SimulationRun, Sweep
+from simulation.models import SimulationRun, Sweep, SweepStatus
 
 # Limits of what the web side accepts (the CLI is not limited).
 MAX_CYCLES = 5_000_000
@@ -455,6 +455,21 @@ def start_study(*, user=None, scale: int = 1, name: str = "") -> Sweep:
                          user=user, preset="study")
 
 
+def start_reproduction(user=None, seeds: int = 3, name: str = "") -> Sweep:
+    """The reproduction report's runs (:mod:`simulation.reproduction_preset`) as one sweep."""
+    from simulation import reproduction_preset
+
+    try:
+        items = reproduction_preset.reproduction_configs(seeds)
+    except ValueError as exc:
+        raise ValidationError({"seeds": [str(exc)]}) from None
+    points = [(point, validate_config(config)) for point, config in items]
+    return _create_sweep(name=name or f"Reproduction of Cano et al. 2026 ({seeds} seeds)",
+                         base={"sides": [8, 8], "concentration": 8},
+                         parameters={"preset": "reproduction", "seeds": seeds}, points=points,
+                         user=user, preset="reproduction")
+
+
 def with_counts(queryset):
     """Sweeps annotated with their number of runs per status (one query for a list)."""
     return queryset.annotate(**{f"n_{s}": Count("runs", filter=Q(runs__status=s))
@@ -481,6 +496,33 @@ def sweep_progress(sweep: Sweep, counts: dict[str, int] | None = None) -> dict[s
             "pending": counts.get(RunStatus.PENDING, 0),
             "fraction": done / total if total else 0.0,
             "status": Sweep.derive_status(counts)}
+
+
+def sweep_status_text(progress: dict[str, Any]) -> str:
+    """How a sweep's status reads on the pages, from its runs' statuses (the same words
+    as ``sweepStatusText`` in static/simulation/simulation.js, which updates it live).
+
+    >>> base = {"total": 8, "done": 3, "running": 1, "failed": 0, "cancelled": 0}
+    >>> sweep_status_text({**base, "status": "running"})
+    'running (3 of 8 done)'
+    >>> sweep_status_text({**base, "done": 0, "running": 0, "status": "pending"})
+    'pending (0 of 8 done)'
+    >>> sweep_status_text({**base, "done": 8, "failed": 2, "status": "failed"})
+    'finished: 2 of 8 failed'
+    """
+    status, done, total = progress["status"], progress["done"], progress["total"]
+    if status in (SweepStatus.PENDING, SweepStatus.RUNNING):
+        started = done or progress.get("running", 0)
+        return f"{'running' if started else 'pending'} ({done} of {total} done)"
+    if status == SweepStatus.SUCCEEDED:
+        return f"succeeded ({total} run{'s' if total != 1 else ''})"
+    if status == SweepStatus.FAILED:
+        if progress["failed"]:
+            return f"finished: {progress['failed']} of {total} failed"
+        return f"finished: {progress.get('cancelled', 0)} of {total} cancelled"
+    if status == SweepStatus.CANCELLED:
+        return "cancelled"
+    return "empty (no runs)"
 
 
 def result_row(run: SimulationRun) -> dict[str, Any]:

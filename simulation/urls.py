@@ -16,4 +16,7 @@ urlpatterns = [
          name="sweep_results_csv"),
     path("sweeps/<int:pk>/results.json", views.SweepResultsJSONView.as_view(),
          name="sweep_results_json"),
+    path("reproduction/", views.ReproductionView.as_view(), name="reproduction"),
+    path("reproduction/start/", views.ReproductionStartView.as_view(),
+         name="reproduction_start"),
 ]

@@ -9,7 +9,7 @@ import json
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from django.utils.safestring import mark_safe
 from django.views import View
 from django.views.generic import DetailView, FormView, ListView
@@ -18,7 +18,7 @@ from hxportal import ownership
 from hxportal.errors import ConflictError
 from hxportal.roles import Role
 from hxportal.views import OwnedRowsMixin, RoleRequiredMixin
-from simulation import charts, services
+from simulation import charts, reproduction_report, services
 from simulation.filtersets import SimulationRunFilterSet, SweepFilterSet
 from simulation.forms import RunForm, StudyForm, SweepForm
 from simulation.models import SimulationRun, Sweep
@@ -37,6 +37,26 @@ def _form_errors(form, exc: ValidationError | ConflictError, default: str | None
         else:
             name, prefix = (default if default in form.fields else None), f"{field}: "
         form.add_error(name, [f"{prefix}{p}" for p in problems])
+
+
+def labelled_apps(apps: list[dict]) -> list[dict]:
+    """The result's applications as the page names them: "replica 1".."replica k" for
+    the copies of the application (all have the role "app"), "background" for the
+    background traffic."""
+    out, replica = [], 0
+    for app in apps:
+        if app.get("role") == "background":
+            label = "background"
+        else:
+            replica += 1
+            label = f"replica {replica}"
+        out.append({**app, "label": label})
+    return out
+
+
+def labelled(progress: dict) -> dict:
+    """A sweep's progress with its status in words ("running (3 of 8 done)")."""
+    return {**progress, "label": services.sweep_status_text(progress)}
 
 
 class RunListView(RoleRequiredMixin, OwnedRowsMixin, ListView):
@@ -91,7 +111,7 @@ class RunDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
             description=services.describe(run.config),
             config_json=json.dumps(run.config, indent=2),
             heatmap=mark_safe(charts.heatmap_svg(result)) if result else "",  # noqa: S308  # nosec B308 B703 - the SVG builders escape every label
-            apps=result.get("apps") or [],
+            apps=labelled_apps(result.get("apps") or []),
             summary=run.summary or {})
         return context
 
@@ -112,7 +132,8 @@ class SweepListView(RoleRequiredMixin, OwnedRowsMixin, ListView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        context["progress"] = {s.pk: services.sweep_progress(s) for s in context["sweeps"]}
+        context["progress"] = {s.pk: labelled(services.sweep_progress(s))
+                               for s in context["sweeps"]}
         context["active"] = any(p["status"] in ("pending", "running")
                                 for p in context["progress"].values())
         return context
@@ -200,7 +221,7 @@ class SweepDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
                                     testid="interference-chart")
         columns, table = charts.normalised_table(charts.select(rows, **common), baseline)
         context.update(
-            progress=services.sweep_progress(sweep), rows=rows[:MAX_TABLE_ROWS],
+            progress=labelled(services.sweep_progress(sweep)), rows=rows[:MAX_TABLE_ROWS],
             rows_truncated=len(rows) > MAX_TABLE_ROWS, options=options, selected=sel,
             baseline=baseline, policies=policies,
             escalation_chart=mark_safe(line),  # noqa: S308 - escaped by charts  # nosec B308 B703 - the SVG builders escape every label
@@ -236,3 +257,41 @@ class SweepResultsJSONView(RoleRequiredMixin, View):
         response = JsonResponse(body)
         response["Content-Disposition"] = f'attachment; filename="sweep-{sweep.pk}.json"'
         return response
+
+
+class ReproductionView(RoleRequiredMixin, View):
+    """The engine next to the published study: the latest reproduction sweep, or
+    ``?sweep=<id>`` (404 if not a readable reproduction sweep)."""
+
+    def get(self, request):
+        sweep = reproduction_report.chosen_sweep(request.user, request.GET.get("sweep"))
+        return render(request, "simulation/reproduction.html", {
+            "sweep": sweep, "report": reproduction_report.report(sweep) if sweep else None,
+            "others": list(reproduction_report.sweeps(request.user)[:10]),
+            "source": reproduction_report.published()["source"],
+            **reproduction_report.start_info()})
+
+
+class ReproductionStartView(RoleRequiredMixin, View):
+    """The start button of the reproduction page (``seeds`` 1..8)."""
+
+    required_role = Role.OPERATOR
+
+    def get(self, request):
+        return redirect("simulation:reproduction")
+
+    def post(self, request):
+        raw = request.POST.get("seeds", "").strip()
+        try:
+            if not raw:
+                raise ValidationError({"seeds": [
+                    f"required: an integer in 1..{reproduction_report.MAX_SEEDS}"]})
+            sweep = services.start_reproduction(
+                request.user, seeds=int(raw) if raw.isdecimal() else raw)
+        except ValidationError as exc:
+            for field, problems in exc.message_dict.items():
+                messages.error(request, f"{field}: {'; '.join(problems)}")
+            return redirect("simulation:reproduction")
+        messages.success(request, f"Started reproduction sweep {sweep.pk}: "
+                                  f"{sweep.run_count} runs.")
+        return redirect(f"{resolve_url('simulation:reproduction')}?sweep={sweep.pk}")

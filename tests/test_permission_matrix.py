@@ -47,12 +47,14 @@ RULES = {
     "SweepViewSet.list": V, "SweepViewSet.retrieve": V, "SweepViewSet.create": OP,
     "SweepViewSet.study": OP, "SweepViewSet.destroy": OP, "SweepViewSet.cancel": OP,
     "SweepViewSet.results": V,
+    "ReproductionStartView.POST": OP, "SweepReproductionView.GET": V,
     "SpectacularAPIView.GET": V, "SpectacularSwaggerSplitView.GET": V,
 }
 # Pages: "ViewClass.METHOD" -> minimum role (None: open to anonymous)
 PAGE_RULES = {
     "RateLimitedLoginView": None, "LogoutView": None,
-    "MachineListView": V, "MachineCreateView": A, "MachineDetailView": V, "NodeListView": V,
+    "OverviewView": V, "GlossaryView": V, "MachineCreateView": A, "MachineDetailView": V,
+    "NodeListView": V,
     "NodeStateView": OP, "HealthIndexView": V, "MachineHealthView": V, "DrainSuspectView": OP,
     "StartEstimationView": OP, "NodeHealthPageView": V, "EstimationRunPageView": V,
     "SparesPageView": V, "JobSubmitView": OP, "ComparePoliciesView": V, "RecommendFormView": OP,
@@ -61,6 +63,7 @@ PAGE_RULES = {
     "RunListView": V, "RunCreateView": OP, "RunDetailView": V, "SweepListView": V,
     "SweepCreateView": OP, "StudyCreateView": OP, "SweepDetailView": V,
     "SweepResultsCSVView": V, "SweepResultsJSONView": V,
+    "ReproductionView": V, "ReproductionStartView": OP,
 }
 SAFE = {"GET", "HEAD", "OPTIONS"}
 
@@ -123,9 +126,14 @@ def world(db, users, machine):
     sweep = simulation.create_sweep(name="s", base={"sides": [2, 2], "concentration": 2,
                                                     "ranks": 8, "max_cycles": 1000},
                                     parameters={"seed": [1]}, user=owner)
+    # A reproduction sweep without runs (its runs would push the others off the lists' page 1).
+    from simulation.models import Sweep
+
+    reproduction = Sweep.objects.create(name="r", preset="reproduction", user=owner)
     ids = {"jobs": job.pk, "recommendations": rec.pk, "estimation-runs": run.pk,
            "estimates": estimate.pk, "simulation-runs": sim.pk, "sweeps": sweep.pk,
            "simulation/runs": sim.pk, "simulation/sweeps": sweep.pk,
+           "reproduction": reproduction.pk,  # sweeps/<pk>/reproduction/ needs one
            "nodes": Node.objects.filter(machine=machine).first().pk}
     return ids
 

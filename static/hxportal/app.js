@@ -1,5 +1,33 @@
 // Small progressive enhancements; no inline scripts (the CSP forbids them).
 "use strict";
+
+// Narrow windows: the menu button opens and closes the navigation (Escape closes it
+// and returns the focus to the button; a click elsewhere closes it too).
+document.addEventListener("DOMContentLoaded", () => {
+  const toggle = document.querySelector("[data-nav-toggle]");
+  const panel = toggle && document.getElementById(toggle.getAttribute("aria-controls"));
+  if (!toggle || !panel) return;
+  const setOpen = (open) => {
+    panel.classList.toggle("open", open);
+    toggle.setAttribute("aria-expanded", open ? "true" : "false");
+  };
+  toggle.addEventListener("click", () => {
+    const open = toggle.getAttribute("aria-expanded") !== "true";
+    setOpen(open);
+    if (open) { const first = panel.querySelector("a, button"); if (first) first.focus(); }
+  });
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && toggle.getAttribute("aria-expanded") === "true") {
+      setOpen(false);
+      toggle.focus();
+    }
+  });
+  document.addEventListener("click", (event) => {
+    if (toggle.getAttribute("aria-expanded") === "true" && !panel.contains(event.target)
+        && !toggle.contains(event.target)) setOpen(false);
+  });
+});
+
 document.addEventListener("DOMContentLoaded", () => {
   for (const grid of document.querySelectorAll(".grid[data-cols]")) {
     grid.style.setProperty("--cols", grid.dataset.cols);
@@ -24,11 +52,19 @@ document.addEventListener("DOMContentLoaded", () => {
   const box = document.querySelector("[data-poll]");
   if (box) {
     const bar = box.querySelector("progress");
+    const done = box.querySelector("[data-progress-done]");
+    const total = box.querySelector("[data-progress-total]");
     const tick = async () => {
       try {
         const response = await fetch(box.dataset.poll, {headers: {Accept: "application/json"}});
         const body = await response.json();
-        if (bar && body.progress) { bar.max = body.progress.simulations; bar.value = body.progress.done; }
+        // Text and bar come from the same polled value.
+        if (body.progress) {
+          const {done: finished, simulations} = body.progress;
+          if (bar) { bar.max = Math.max(simulations, 1); bar.value = finished; }
+          if (done) done.textContent = String(finished);
+          if (total) total.textContent = String(simulations);
+        }
         if (body.status !== "computing") { window.location.reload(); return; }
       } catch (err) { /* keep polling */ }
       setTimeout(tick, 1000);

@@ -104,11 +104,28 @@
     setTimeout(tick, 500);
   }
 
+  // A sweep's status in words, from its runs' statuses: the same rule as
+  // simulation.services.sweep_status_text, which renders the page.
+  function sweepStatusText(p) {
+    if (p.status === "pending" || p.status === "running") {
+      const started = p.done || p.running;
+      return `${started ? "running" : "pending"} (${p.done} of ${p.total} done)`;
+    }
+    if (p.status === "succeeded") return `succeeded (${p.total} run${p.total !== 1 ? "s" : ""})`;
+    if (p.status === "failed") {
+      return p.failed ? `finished: ${p.failed} of ${p.total} failed`
+                      : `finished: ${p.cancelled || 0} of ${p.total} cancelled`;
+    }
+    if (p.status === "cancelled") return "cancelled";
+    return "empty (no runs)";
+  }
+
   function pollSweep(box) {
     const url = box.dataset.sweepUrl.replace(/(\d+)\/$/, "") ;
     const id = box.dataset.sweepUrl.match(/(\d+)\/$/)[1];
     const bar = box.querySelector("[data-testid=progress]");
     const text = box.querySelector("[data-testid=progress-text]");
+    const status = box.querySelector("[data-testid=status]");
     let shown = parseInt(box.dataset.done || "0", 10);
     let lastReload = Date.now();
     const tick = async () => {
@@ -121,6 +138,7 @@
             const p = sweep.progress;
             if (bar) { bar.max = p.total; bar.value = p.done; }
             if (text) text.textContent = `${p.done}/${p.total} runs done`;
+            if (status) { status.textContent = sweepStatusText(p); status.dataset.status = p.status; }
             const finished = p.status !== "pending" && p.status !== "running";
             // Partial results: redraw the page when runs finished, at most every 5 s.
             if (finished || (p.done !== shown && Date.now() - lastReload > 5000)) {

@@ -38,8 +38,8 @@ def test_operator_submits_a_run_and_sees_results_and_heat_map(browser_page, logi
     page.locator("[data-testid=results]").wait_for(timeout=20_000)
     assert page.locator("[data-testid=status]").inner_text() == "succeeded"
     run.refresh_from_db()
-    assert page.locator("[data-testid=makespan]").inner_text() == str(
-        run.result["makespan_cycles"])
+    assert page.locator("[data-testid=makespan]").inner_text() == \
+        f"{run.result['makespan_cycles']:,}"
     heatmap = page.locator("[data-testid=heatmap]")
     assert heatmap.locator(".switch-cell").count() == 16
     box = heatmap.bounding_box()

@@ -1,0 +1,119 @@
+"""The reproduction sweep: the runs behind the reproduction report (pure: no Django, no I/O).
+
+Three parts on the study's 8 x 8, c = 8 HyperX (512 endpoints), seven policies
+each; every point records ``part``, ``scenario``, ``policy``, ``pattern``,
+``ranks``, ``replicas``, ``routing`` and ``seed``:
+
+* ``table4``: the published Table 4. Interference (one target, every other
+  endpoint sending a random permutation in the background), Omni-WAR routing,
+  shared VCs; the five kernels on 64 and 128 ranks; ``seeds`` seeds
+  (0, 1, ...). Message volume and background rate stay at the engine's
+  defaults, which are the study's.
+* ``escalation_min``: escalation of 1, 2, 4 and 8 replicas of 64 ranks, MIN
+  routing, static traffic (``uniform`` and ``permutation``, 64 packets per
+  task at rate 1.0), ``min(seeds, 2)`` seeds.
+* ``interference_static``: interference with Omni-WAR and 64-rank
+  ``uniform`` and ``switch_permutation`` targets (64 packets per task at
+  rate 1.0), ``min(seeds, 2)`` seeds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from simulation.presets import STUDY_MACHINE, STUDY_POLICIES
+
+__all__ = ["DEFAULT_SEEDS", "MAX_SEEDS", "reproduction_configs", "reproduction_size"]
+
+DEFAULT_SEEDS = 3
+MAX_SEEDS = 8
+#: Seeds of the two ordering parts (at most; fewer when ``seeds`` is smaller).
+STATIC_SEEDS = 2
+TABLE4_KERNELS = ("all2all", "allreduce", "stencil4", "stencil8", "random_involution")
+TABLE4_RANKS = (64, 128)
+ESCALATION_PATTERNS = ("uniform", "permutation")
+ESCALATION_REPLICAS = (1, 2, 4, 8)
+INTERFERENCE_PATTERNS = ("uniform", "switch_permutation")
+STATIC_RANKS = 64
+STATIC_TRAFFIC = {"packets_per_task": 64, "rate": 1.0}
+
+
+def _check_seeds(seeds: Any) -> int:
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= MAX_SEEDS:
+        raise ValueError(f"seeds must be an integer in 1..{MAX_SEEDS}")
+    return seeds
+
+
+def reproduction_configs(seeds: int = DEFAULT_SEEDS) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """``(point, config)`` pairs of every run of the reproduction sweep.
+
+    Parameters
+    ----------
+    seeds : int
+        Seeds of the Table 4 part (1..8); the ordering parts use
+        ``min(seeds, 2)``.
+
+    Examples
+    --------
+    >>> items = reproduction_configs()
+    >>> len(items) == reproduction_size() == 350
+    True
+    >>> point, config = items[0]
+    >>> point
+    {'part': 'table4', 'scenario': 'interference', 'policy': 'row', 'pattern': 'all2all', \
+'ranks': 64, 'replicas': 1, 'routing': 'omniwar', 'seed': 0}
+    >>> sorted(set(config) - set(point))
+    ['concentration', 'sides', 'vc_sets']
+    >>> reproduction_configs(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: seeds must be an integer in 1..8
+    """
+    seeds = _check_seeds(seeds)
+    static_seeds = range(min(seeds, STATIC_SEEDS))
+    out: list[tuple[dict[str, Any], dict[str, Any]]] = []
+
+    def add(part: str, extra: dict[str, Any], **point: Any) -> None:
+        full = {"part": part, "scenario": point["scenario"], "policy": point["policy"],
+                "pattern": point["pattern"], "ranks": point["ranks"],
+                "replicas": point.get("replicas", 1), "routing": point["routing"],
+                "seed": point["seed"]}
+        config = {"sides": list(STUDY_MACHINE["sides"]),
+                  "concentration": STUDY_MACHINE["concentration"], "vc_sets": "shared",
+                  **point, **extra}
+        out.append((full, config))
+
+    for policy in STUDY_POLICIES:
+        for pattern in TABLE4_KERNELS:
+            for ranks in TABLE4_RANKS:
+                for seed in range(seeds):
+                    add("table4", {}, scenario="interference", policy=policy, pattern=pattern,
+                        ranks=ranks, routing="omniwar", seed=seed)
+    for policy in STUDY_POLICIES:
+        for pattern in ESCALATION_PATTERNS:
+            for replicas in ESCALATION_REPLICAS:
+                for seed in static_seeds:
+                    add("escalation_min", STATIC_TRAFFIC, scenario="escalation",
+                        policy=policy, pattern=pattern, ranks=STATIC_RANKS,
+                        replicas=replicas, routing="min", seed=seed)
+    for policy in STUDY_POLICIES:
+        for pattern in INTERFERENCE_PATTERNS:
+            for seed in static_seeds:
+                add("interference_static", STATIC_TRAFFIC, scenario="interference",
+                    policy=policy, pattern=pattern, ranks=STATIC_RANKS, routing="omniwar",
+                    seed=seed)
+    return out
+
+
+def reproduction_size(seeds: int = DEFAULT_SEEDS) -> int:
+    """Number of runs of the reproduction sweep.
+
+    >>> reproduction_size(1), reproduction_size(3), reproduction_size(8)
+    (140, 350, 700)
+    """
+    seeds = _check_seeds(seeds)
+    n = len(STUDY_POLICIES)
+    static = min(seeds, STATIC_SEEDS)
+    return (n * len(TABLE4_KERNELS) * len(TABLE4_RANKS) * seeds
+            + n * len(ESCALATION_PATTERNS) * len(ESCALATION_REPLICAS) * static
+            + n * len(INTERFERENCE_PATTERNS) * static)

@@ -1,0 +1,203 @@
+"""The main pages at 1366, 800 and 390 px: no sideways scrolling of the page, no console
+error (CSP violations included), no 4xx/5xx of the page's own requests, and a
+navigation reachable from the keyboard at every width.
+
+``HX_SCREENSHOTS=DIR`` also writes full-page screenshots at 1366 px into DIR
+(``HX_SCREENSHOT_WIDTHS=1366,390`` for more widths).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from allocation import health, jobs, recommendations, services, tasks
+from allocation.models import EstimationRun
+from hxportal.models import RunStatus
+from simulation import services as simulations
+from tests.allocation.test_health_spares import seed_history
+from tests.simulation.conftest import TINY
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+WIDTHS = (1366, 800, 390)
+HEIGHT = 900
+
+
+def seed_site(owner) -> dict:
+    """A busy 8x8 machine, a 4x4 one with a benchmark history and an estimate, a
+    recommendation, finished and failed simulations."""
+    hx = services.create_machine(name="hx", sides=[8, 8], concentration=8,
+                                 description="Reference HyperX: 8x8 switches, c = 8")
+    for i, policy in enumerate(["row", "diagonal", "rectangular"]):
+        job = jobs.submit_job(owner=owner, machine=hx, name=f"bg{i}", node_count=64,
+                              pattern="all-to-all", policy=policy)
+        if i == 0:
+            jobs.start_job(job)
+    jobs.create_job(owner=owner, machine=hx, name="waiting", node_count=128,
+                    pattern="stencil-4")
+    services.set_node_state(hx, "hx[505-512]", "drained", "fan failure on the last switch")
+    m4 = services.create_machine(name="m4", sides=[4, 4], concentration=4,
+                                 hostname_pattern="n{n:02d}")
+    seed_history(m4, owner)
+    run = health.start_estimation(m4)
+    tasks.run_estimation.apply(args=[run.pk])
+    EstimationRun.objects.create(machine=m4, status=RunStatus.FAILED,
+                                 error="no benchmark results in the window")
+    rec, _ = recommendations.request_recommendation(
+        user=owner, machine=hx, node_count=64, pattern="all-to-all", t_cmpt=100.0,
+        t_comm=50.0, simulate=False)  # hx has no estimate: the spare card says so
+    done = simulations.start_run(dict(TINY))
+    simulations.execute_run(done.pk)
+    failed = simulations.start_run({**TINY, "seed": 7})
+    type(failed).objects.filter(pk=failed.pk).update(status=RunStatus.FAILED,
+                                                     error="worker lost")
+    return {"rec": rec.pk, "run": done.pk}
+
+
+def pages(ids: dict) -> list[tuple[str, str]]:
+    return [
+        ("home", "/"),
+        ("machine", "/machines/hx/"),
+        ("nodes", "/machines/hx/nodes/"),
+        ("jobs", "/jobs/"),
+        ("health", "/health/"),
+        ("machine-health", "/machines/m4/health/"),
+        ("recommend", "/recommend/"),
+        ("recommendation", f"/recommendations/{ids['rec']}/"),
+        ("simulations", "/simulation/"),
+        ("simulation-run", f"/simulation/runs/{ids['run']}/"),
+        ("glossary", "/glossary/"),
+    ]
+
+
+def screenshot_dir() -> Path | None:
+    raw = os.environ.get("HX_SCREENSHOTS")
+    if not raw:
+        return None
+    path = Path(raw)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def screenshot_widths() -> set[int]:
+    raw = os.environ.get("HX_SCREENSHOT_WIDTHS", "1366")
+    return {int(w) for w in raw.split(",") if w.strip()}
+
+
+def watch(page, origin: str) -> list[str]:
+    """Problems seen while the page loads: console errors and failed own requests."""
+    problems: list[str] = []
+    page.on("console", lambda msg: problems.append(f"console {msg.type}: {msg.text}")
+            if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: problems.append(f"script error: {exc}"))
+    page.on("response", lambda r: problems.append(f"HTTP {r.status} {r.url}")
+            if r.status >= 400 and r.url.startswith(origin) else None)
+    page.on("requestfailed", lambda r: problems.append(f"request failed {r.url}")
+            if r.url.startswith(origin) else None)
+    return problems
+
+
+def overflow(page) -> int:
+    """How many pixels the document is wider than the window (0: no sideways scroll)."""
+    return page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_pages_fit_the_window_without_errors(browser_page, login, make_user, live_server,
+                                             width):
+    ids = seed_site(make_user("resident", "operator"))
+    page = login(browser_page, "otto", "operator")
+    page.set_viewport_size({"width": width, "height": HEIGHT})
+    problems = watch(page, live_server.url)
+    shots = screenshot_dir() if width in screenshot_widths() else None
+    failures = []
+    for name, url in pages(ids):
+        problems.clear()
+        page.goto(url, wait_until="load")
+        page.wait_for_load_state("networkidle")
+        extra = overflow(page)
+        if extra > 0:
+            wide = page.evaluate("""() => [...document.querySelectorAll('body *')]
+                .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
+                .filter(e => !e.closest('.table-wrap, pre'))
+                .slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' +
+                                     Math.round(e.getBoundingClientRect().right))""")
+            failures.append(f"{url} at {width}px: {extra}px sideways overflow ({wide})")
+        failures.extend(f"{url} at {width}px: {p}" for p in problems)
+        if shots:
+            page.screenshot(path=str(shots / f"{name}-{width}.png"), full_page=True)
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_navigation_is_reachable_from_the_keyboard(browser_page, login, width):
+    page = login(browser_page, "otto", "operator")
+    page.set_viewport_size({"width": width, "height": HEIGHT})
+    page.goto("/glossary/")
+    toggle = page.locator("[data-testid=nav-toggle]")
+    jobs_link = page.locator("[data-testid=nav] a", has_text="Jobs")
+    who = page.locator("[data-testid=whoami]")
+    if width >= 1000:
+        assert not toggle.is_visible() and jobs_link.is_visible() and who.is_visible()
+    else:
+        assert toggle.is_visible() and toggle.inner_text().strip() == "Menu"
+        assert not jobs_link.is_visible(), "collapsed behind the menu button"
+        page.keyboard.press("Tab")  # the brand link, then the menu button
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.dataset.testid") == "nav-toggle"
+        page.keyboard.press("Enter")
+        assert toggle.get_attribute("aria-expanded") == "true"
+        assert jobs_link.is_visible() and who.is_visible()
+        assert page.evaluate("document.activeElement.closest('[data-testid=nav]') !== null")
+        page.keyboard.press("Escape")
+        assert toggle.get_attribute("aria-expanded") == "false" and not jobs_link.is_visible()
+        assert page.evaluate("document.activeElement.dataset.testid") == "nav-toggle"
+        toggle.click()
+    box = who.bounding_box()
+    assert box and box["x"] >= 0 and box["x"] + box["width"] <= width, "user menu on screen"
+    jobs_link.click()
+    page.wait_for_url("**/jobs/")
+    assert overflow(page) <= 0
+
+
+def test_api_docs_load_without_csp_violations(browser_page, login, live_server):
+    page = login(browser_page, "vera", "viewer")
+    problems = watch(page, live_server.url)
+    page.goto("/api/docs/")
+    page.locator(".swagger-ui .info").wait_for(timeout=20_000)
+    page.wait_for_load_state("networkidle")
+    assert not problems, problems
+    favicon = page.request.get("/favicon.ico")
+    assert favicon.ok and favicon.url.endswith("favicon.svg")
+
+
+def test_recommendation_progress_text_and_bar_move_together(browser_page, login, make_user):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from allocation.models import PolicyPrediction, Recommendation
+
+    owner = make_user("resident", "operator")
+    machine = services.create_machine(name="hx", sides=[4, 4], concentration=4)
+    rec, _ = recommendations.request_recommendation(
+        user=owner, machine=machine, node_count=8, pattern="uniform", t_cmpt=10.0,
+        p_abn=0.02, alpha_abn=3.0, t_bench=0.1, simulate=False)
+    Recommendation.objects.filter(pk=rec.pk).update(
+        status="computing", deadline=timezone.now() + timedelta(minutes=10))
+    for policy in ("row", "diagonal", "full_spread", "rectangular"):
+        PolicyPrediction.objects.create(recommendation=rec, policy=policy, user=owner)
+    page = login(browser_page, "resident", "operator")
+    page.goto(f"/recommendations/{rec.pk}/")
+    text = page.locator("[data-testid=progress-text]")
+    assert text.inner_text() == "0 of 4 simulations done"
+    PolicyPrediction.objects.filter(policy__in=["row", "diagonal", "full_spread"]).update(
+        status=RunStatus.SUCCEEDED)
+    page.locator("[data-progress-done]").filter(has_text="3").wait_for()
+    assert text.inner_text() == "3 of 4 simulations done"
+    bar = page.locator("[data-testid=progress]")
+    assert bar.evaluate("b => [b.value, b.max]") == [3, 4]
+    assert not page.console_errors, page.console_errors
