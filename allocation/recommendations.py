@@ -4,29 +4,44 @@ occupancy, combine with the spare model, accept atomically.
 How a recommendation is made
 ----------------------------
 1. Every online policy proposes a partition for the job on the current
-   occupancy (a dry run of ``allocation.hyperx.allocate``), with its properties.
+   occupancy (a dry run of ``allocation.hyperx.allocate``), with its properties
+   and the number of whole free switches it would break.
 2. An *analytic* ranking is stored at once. Its communication factor per policy
    is ``max(1, 1 / PB) * (1 + LOCALITY_PENALTY * u)`` when the partition lacks
    switch locality (``u``: fraction of the machine other jobs hold; their
    traffic shares its switches), else ``max(1, 1 / PB)``; PB is the exact
    partition bandwidth when computed, else the bound. An endpoint cannot
    inject more than 1 phit/cycle, so PB above 1 does not speed uniform traffic.
-3. One short packet-level simulation per policy runs as a Celery task
-   (:class:`PolicyPrediction` rows): the job's pattern on its candidate, with
-   the other jobs' nodes sending random-permutation background traffic at the
-   engine's default background rate (the engine's ``background`` scenario). When all finish, the
-   ranking is redone from simulated completion times. If they do not finish
-   within ``DEADLINE_SECONDS``, the analytic ranking stands and says so.
-4. Each policy's communication time is the job's ``t_comm`` (as measured under
+3. One packet-level prediction per policy runs as a Celery task
+   (:class:`PolicyPrediction` rows) in the engine's faithful study mode with
+   the study's routing (Omni-WAR, shared VCs): the job's pattern on its
+   candidate, the other jobs' nodes sending random-permutation background
+   traffic at full load (the engine's ``background`` scenario), over
+   ``PREDICTION_SEEDS`` at ``1 / PREDICTION_VOLUME_DIVISOR`` of the study's
+   kernel volume (past the transient: a test holds the ranking equal to the
+   one at the full volume on the reference cases). When all finish, the
+   ranking is redone from the mean simulated completion times. If they do not
+   finish within ``DEADLINE_SECONDS``, the analytic ranking stands and says so.
+4. What one job's simulation cannot see is added as a rule from the study
+   (docs/domain.md section 3): a candidate without switch locality, when some
+   other candidate has it, is *refused* if other jobs hold at least
+   ``LOCALITY_LOAD`` of the machine (interference and head-of-line blocking)
+   or it breaks whole free switches (fragmentation that later jobs pay for),
+   unless its simulated time beats the best locality-aware candidate by
+   ``CLEAR_WIN`` for each of the two that applies. The reasons say which rule
+   refused it.
+5. Each policy's communication time is the job's ``t_comm`` (as measured under
    the site's default policy) scaled by ``factor(policy) / factor(default)``;
    the spare model (``allocation.health.recommend``, latest estimate) then
-   gives N_spare and E[C] per policy. The recommendation is the lowest E[C].
+   gives N_spare and E[C] per policy. The recommendation is the lowest E[C]
+   among candidates not refused.
 
 Answers are cached by machine occupancy and job shape for ``CACHE_SECONDS``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -40,6 +55,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from allocation import health, jobs
+from allocation.hyperx.fragmentation import broken_switches
 from allocation.models import (
     CommPattern,
     Job,
@@ -53,10 +69,22 @@ from hxportal import hostlists
 from hxportal.errors import ConflictError
 from hxportal.models import TERMINAL_RUN_STATUSES, RunStatus
 from hxportal.runs import RunReporter, enqueue, execute
+from simulation.engine import SimConfig, simulate
+from simulation.engine.config import study_message_packets
 
 DEADLINE_SECONDS = 30
 CACHE_SECONDS = 600
 LOCALITY_PENALTY = 0.5
+#: Seeds of each policy's prediction (the mean completion time ranks).
+PREDICTION_SEEDS = (0, 1, 2)
+#: Predictions run 1/4 of the study's kernel volume (engine ``message_packets``).
+PREDICTION_VOLUME_DIVISOR = 4
+#: Fraction of the machine held by other jobs above which losing switch
+#: locality is refused (the study's interference scenario starts here).
+LOCALITY_LOAD = 0.25
+#: A candidate without switch locality must be this much faster (simulated)
+#: than the best locality-aware one to be recommended anyway.
+CLEAR_WIN = 0.10
 KERNELS = {
     CommPattern.ALL_TO_ALL: "all2all",
     CommPattern.ALL_REDUCE: "allreduce",
@@ -159,11 +187,14 @@ def _create(user, machine: Machine, name: str, external_id: str, inputs: dict,
         machine=machine, user=user, name=name, external_id=external_id,
         node_count=inputs["node_count"], pattern=inputs["pattern"], inputs=inputs,
         cache_key=key, deadline=timezone.now() + timedelta(seconds=DEADLINE_SECONDS))
-    _, owner = jobs.occupancy(machine)
+    available, owner = jobs.occupancy(machine)
     held = np.nonzero(owner > 0)[0]
     rec.inputs = {**inputs, "held_fraction": float(held.size / max(owner.size, 1)),
                   "held_endpoints": held.tolist(),
-                  "candidates": [{**c.as_dict(), "endpoints": list(c.endpoints)}
+                  "candidates": [{**c.as_dict(), "endpoints": list(c.endpoints),
+                                  "broken_switches": broken_switches(
+                                      available, np.asarray(c.endpoints, dtype=np.int64),
+                                      machine.concentration) if c.endpoints else 0}
                                  for c in candidates]}
     factors = analytic_factors(rec.inputs["candidates"], rec.inputs["held_fraction"])
     _store_ranking(rec, factors, RecommendationMethod.ANALYTIC, final=not inputs["simulate"])
@@ -236,6 +267,7 @@ def _store_ranking(rec: Recommendation, factors: dict[str, float], method: str,
         spares = _spares(rec, t_comm * rel)
         entry = {"policy": c["policy"], "hostlist": c["hostlist"],
                  "properties": c["properties"], "relative_comm": rel,
+                 "broken_switches": c.get("broken_switches", 0),
                  "predicted_cycles": (cycles or {}).get(c["policy"]),
                  "t_comm": t_comm * rel, "spares": spares}
         if spares and "error" not in spares:
@@ -247,8 +279,10 @@ def _store_ranking(rec: Recommendation, factors: dict[str, float], method: str,
                 rec.inputs["t_cmpt"] + t_comm * rel), expected_time=None, as_is_cost=None)
         entry["reason"] = _reason(entry, default, rec.pattern)
         entries.append(entry)
-    ranked = sorted((e for e in entries if "error" not in e),
-                    key=lambda e: (e["expected_cost"], e["relative_comm"], e["policy"]))
+    feasible = [e for e in entries if "error" not in e]
+    _refuse_spread(feasible, rec.inputs.get("held_fraction", 0.0), simulated=bool(cycles))
+    ranked = sorted(feasible, key=lambda e: (bool(e.get("refused")), e["expected_cost"],
+                                             e["relative_comm"], e["policy"]))
     best = ranked[0]
     default_entry = next(e for e in ranked if e["policy"] == default)
     placed = jobs.propose(rec.machine, best["policy"], rec.node_count + best["n_spare"])
@@ -266,6 +300,12 @@ def _store_ranking(rec: Recommendation, factors: dict[str, float], method: str,
         "default_policy": default, "reason": best["reason"], "method": method,
         "curve": (best["spares"] or {}).get("curve"),
     }
+    passed_over = [e for e in ranked if e.get("refused")
+                   and e["expected_cost"] < best["expected_cost"]]
+    if passed_over:
+        recommended["reason"] += (
+            f"; preferred over {', '.join(e['policy'] for e in passed_over)}, refused although "
+            f"cheaper: {passed_over[0]['policy']} {passed_over[0]['refused']}")
     recommended["sbatch"] = sbatch_lines(rec, recommended)
     rec.ranking = ranked + [e for e in entries if "error" in e]
     rec.recommended = recommended
@@ -275,6 +315,43 @@ def _store_ranking(rec: Recommendation, factors: dict[str, float], method: str,
         rec.status = RecommendationStatus.READY
         rec.finished_at = timezone.now()
     rec.save()
+
+
+def _refuse_spread(entries: list[dict], held_fraction: float, simulated: bool) -> None:
+    """Mark candidates without switch locality that the study's lessons rule out.
+
+    Only when some candidate keeps switch locality (a job smaller than a
+    switch cannot). Sets ``refused`` (why) on the entry and extends its reason.
+    """
+    local = [e for e in entries if e["properties"]["switch_locality"]]
+    if not local:
+        return
+    best_local = min(local, key=lambda e: e["relative_comm"])
+    for entry in entries:
+        if entry["properties"]["switch_locality"]:
+            continue
+        why = []
+        if held_fraction >= LOCALITY_LOAD:
+            why.append(f"loses switch locality with {held_fraction:.0%} of the machine held "
+                       "by other jobs (their traffic interferes and blocks it at shared "
+                       "switches)")
+        if entry.get("broken_switches"):
+            why.append(f"breaks {entry['broken_switches']} whole free switches that later "
+                       "jobs could use whole")
+        if not why:
+            continue
+        # each cost the simulation cannot see must be paid by a clear simulated gain
+        needed = CLEAR_WIN * len(why)
+        gain = 1 - entry["relative_comm"] / best_local["relative_comm"]
+        if simulated and gain >= needed:
+            entry["reason"] += (f"; kept although it {' and '.join(why)}: simulated "
+                                f"{gain:.0%} faster than {best_local['policy']}")
+            continue
+        shown = (f"only {gain:.0%} faster than" if gain > 0 else
+                 "not faster than") if simulated else "no simulation yet against"
+        entry["refused"] = (f"{' and '.join(why)}; {shown} {best_local['policy']} "
+                            f"(needs {needed:.0%}, {CLEAR_WIN:.0%} for each)")
+        entry["reason"] += f"; refused: {entry['refused']}"
 
 
 def sbatch_lines(rec: Recommendation, recommended: dict) -> list[str]:
@@ -295,21 +372,22 @@ def prediction_config(machine: Machine, rec: Recommendation, policy: str) -> dic
     ranks = rec.node_count
     if kernel == "allreduce":
         ranks = 1 << (ranks.bit_length() - 1)  # Rabenseifner needs a power of two
+    ranks = max(ranks, 2)
+    volume = study_message_packets(kernel, ranks) // PREDICTION_VOLUME_DIVISOR
     config = {"sides": list(machine.sides), "concentration": machine.concentration,
-              "routing": "min", "vcs": 4, "vc_sets": "shared", "policy": policy,
+              "routing": "omniwar", "vcs": max(4, 2 * len(machine.sides)),
+              "vc_sets": "shared", "policy": policy,
               "scenario": "background" if len(rec.inputs.get("held_endpoints", ())) >= 2
               else "single",
-              "pattern": kernel, "ranks": max(ranks, 2), "seed": 0,
-              "max_cycles": 400_000, "message_packets": 1}
+              "pattern": kernel, "ranks": ranks, "seed": PREDICTION_SEEDS[0],
+              "max_cycles": 2_000_000, "message_packets": max(1, volume)}
     if kernel == "uniform":
-        config.update(rate=1.0, packets_per_task=16)
+        config.update(rate=1.0, packets_per_task=64)
     return config
 
 
 def predict_work(prediction: PolicyPrediction, reporter: RunReporter) -> dict:
     """Simulate the job's pattern on this policy's candidate (the task's body)."""
-    from simulation.engine import SimConfig, simulate
-
     rec = prediction.recommendation
     candidate = next(c for c in rec.inputs["candidates"] if c["policy"] == prediction.policy)
     config = SimConfig.from_dict(prediction.parameters)
@@ -318,11 +396,21 @@ def predict_work(prediction: PolicyPrediction, reporter: RunReporter) -> dict:
     if config.scenario == "background":
         partitions.append(np.asarray(rec.inputs["held_endpoints"], dtype=np.int64))
     reporter.log(f"simulating {config.pattern} on {prediction.policy} ({config.ranks} ranks, "
-                 f"{len(rec.inputs.get('held_endpoints', ()))} busy endpoints as background)")
-    result = simulate(config, partitions, progress=reporter.progress)
-    target = result.as_dict()["apps"][0]
-    return {"completion_cycles": target["completion_cycles"], "cycles": result.cycles,
-            "completed": bool(result.completed)}
+                 f"{len(rec.inputs.get('held_endpoints', ()))} busy endpoints as background, "
+                 f"seeds {', '.join(map(str, PREDICTION_SEEDS))})")
+    per_seed, cycles, completed = [], 0, True
+    for i, seed in enumerate(PREDICTION_SEEDS):
+        def progress(fraction: float, i: int = i) -> None:
+            reporter.progress((i + fraction) / len(PREDICTION_SEEDS))
+
+        result = simulate(dataclasses.replace(config, seed=seed), partitions,
+                          progress=progress)
+        per_seed.append(result.apps[0].completion_cycles)
+        cycles = max(cycles, result.cycles)
+        completed = completed and bool(result.completed)
+    mean = round(sum(per_seed) / len(per_seed)) if completed else None
+    return {"completion_cycles": mean, "per_seed": per_seed, "cycles": cycles,
+            "completed": completed}
 
 
 def _candidate_endpoints(rec: Recommendation, candidate: dict) -> np.ndarray:

@@ -40,9 +40,11 @@ class RunForm(forms.Form):
     vc_sets = forms.ChoiceField(choices=_choices("vc_sets"), initial=D["vc_sets"],
                                 label="VC sets")
     rate = forms.FloatField(initial=D["rate"], help_text="Open-loop phits/cycle/endpoint.")
-    message_packets = forms.IntegerField(initial=D["message_packets"], min_value=1)
+    message_packets = forms.IntegerField(
+        initial=D["message_packets"], min_value=0,
+        help_text="Packets per message; 0 = the study's volume for the kernel.")
     seed = forms.IntegerField(initial=D["seed"], min_value=0)
-    max_cycles = forms.IntegerField(initial=20_000, min_value=1)
+    max_cycles = forms.IntegerField(initial=D["max_cycles"], min_value=1)
     extra = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}),
                             label="More keys (JSON)",
                             help_text='e.g. {"vcs": 8, "background_rate": 0.3}')
@@ -138,5 +140,6 @@ class SweepForm(forms.Form):
 
 class StudyForm(forms.Form):
     scale = forms.IntegerField(min_value=1, max_value=MAX_SCALE, initial=1,
-                               help_text="Message size in packets (max_cycles grows with it).")
+                               help_text="Multiple of the study's kernel volume "
+                                         "(max_cycles grows with it).")
     name = forms.CharField(max_length=128, required=False)

@@ -7,23 +7,26 @@ The study of docs/domain.md section 6 on the 8 x 8, c = 8 HyperX (512 endpoints)
   ``allreduce``, ``stencil4``, ``stencil8``, ``random_involution``);
 * *escalation*: 1 replica up to the full machine (8, 4 and 2 replicas);
 * *interference*: one target application, every other endpoint sending a
-  random permutation in the background (``background_rate`` 0.5);
+  random permutation in the background at full load (the engine's default
+  ``background_rate`` 1.0);
 * routing ``min`` and ``omniwar``; ``shared`` and ``per_partition`` VCs.
 
 The isolated figure of a kernel is its 1-replica escalation run (one
 application alone on the machine, the same partition as the interference
 target).
 
-``scale`` sets the message size (``message_packets = scale``) and the cycle
-limit (``max_cycles = 200_000 * scale``); scale 1 (one-packet messages) keeps
-the whole study to minutes on two workers.
+Every run uses the engine's faithful study mode at the study's kernel volume
+(:func:`simulation.engine.config.study_message_packets`, about 16 Ki phits per
+rank) times ``scale``, written out as ``message_packets`` in each
+configuration, with a cycle limit of ``1_000_000 * scale`` (at most
+``MAX_CYCLES``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from simulation.engine.config import KERNEL_PATTERNS
+from simulation.engine.config import KERNEL_PATTERNS, study_message_packets
 
 __all__ = ["STUDY_AXES", "STUDY_MACHINE", "study_configs", "study_size"]
 
@@ -35,6 +38,8 @@ STUDY_RANKS = (64, 128, 256)
 STUDY_ROUTINGS = ("min", "omniwar")
 STUDY_VC_SETS = ("shared", "per_partition")
 MAX_SCALE = 64
+#: Cycle limit of the largest scales (the portal's limit of one run).
+MAX_CYCLES = 5_000_000
 #: Keys that vary between the study's runs (the "point" of each run).
 STUDY_AXES = ("scenario", "policy", "pattern", "ranks", "replicas", "routing", "vc_sets")
 
@@ -45,7 +50,8 @@ def study_configs(scale: int = 1) -> list[tuple[dict[str, Any], dict[str, Any]]]
     Parameters
     ----------
     scale : int
-        Message size in packets (1..64); ``max_cycles`` grows with it.
+        Multiple of the study's kernel volume (1..64); ``max_cycles`` grows
+        with it.
 
     Examples
     --------
@@ -57,14 +63,15 @@ def study_configs(scale: int = 1) -> list[tuple[dict[str, Any], dict[str, Any]]]
     {'scenario': 'escalation', 'policy': 'row', 'pattern': 'all2all', 'ranks': 64, \
 'replicas': 1, 'routing': 'min', 'vc_sets': 'shared'}
     >>> config["message_packets"], config["max_cycles"], config["sides"]
-    (1, 200000, [8, 8])
+    (16, 1000000, [8, 8])
+    >>> study_configs(scale=2)[0][1]["message_packets"]
+    32
     """
     if isinstance(scale, bool) or not isinstance(scale, int) or not 1 <= scale <= MAX_SCALE:
         raise ValueError(f"scale must be an integer in 1..{MAX_SCALE}")
     endpoints = STUDY_MACHINE["sides"][0] * STUDY_MACHINE["sides"][1] * STUDY_MACHINE[
         "concentration"]
-    base = {**STUDY_MACHINE, "message_packets": scale, "max_cycles": 200_000 * scale,
-            "seed": 0}
+    base = {**STUDY_MACHINE, "max_cycles": min(MAX_CYCLES, 1_000_000 * scale), "seed": 0}
     out = []
     for scenario in ("escalation", "interference"):
         for policy in STUDY_POLICIES:
@@ -78,7 +85,9 @@ def study_configs(scale: int = 1) -> list[tuple[dict[str, Any], dict[str, Any]]]
                                 point = {"scenario": scenario, "policy": policy,
                                          "pattern": pattern, "ranks": ranks, "replicas": rep,
                                          "routing": routing, "vc_sets": vc_sets}
-                                out.append((point, {**base, **point}))
+                                volume = scale * study_message_packets(pattern, ranks)
+                                out.append((point, {**base, **point,
+                                                    "message_packets": volume}))
     return out
 
 

@@ -152,8 +152,8 @@ class SweepCreateSerializer(serializers.Serializer):
 
 class StudySerializer(serializers.Serializer):
     scale = serializers.IntegerField(min_value=1, max_value=MAX_SCALE, default=1,
-                                     help_text="Message size in packets; max_cycles grows "
-                                               "with it.")
+                                     help_text="Multiple of the study's kernel volume; "
+                                               "max_cycles grows with it.")
     name = serializers.CharField(max_length=128, required=False, allow_blank=True,
                                  validators=[no_control_characters],
                                  default="")

@@ -36,6 +36,6 @@ from .config import SimConfig
 from .results import AppResult, SimResult
 from .simulator import simulate
 
-ENGINE_VERSION = "1.0"
+ENGINE_VERSION = "2.0"
 
 __all__ = ["ENGINE_VERSION", "AppResult", "SimConfig", "SimResult", "simulate"]

@@ -51,14 +51,14 @@ import numpy as np
 from numba import njit
 
 __all__ = [
-    "STATUS_DONE",
-    "STATUS_ERROR",
-    "STATUS_GROW",
-    "STATUS_LIMIT",
     "K_ALL2ALL_ROUNDS",
     "PRM_CHOICE",
     "PRM_OCCUPANCY",
     "PRM_SIDES",
+    "STATUS_DONE",
+    "STATUS_ERROR",
+    "STATUS_GROW",
+    "STATUS_LIMIT",
     "best_vc",
     "rand_float",
     "rand_int",

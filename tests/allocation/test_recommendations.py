@@ -103,8 +103,13 @@ def test_simulated_ranking_replaces_the_analytic_one(api, ref):
     simulated = [e for e in body["ranking"] if e.get("predicted_cycles")]
     assert len(simulated) == 8
     assert "cycles" in body["recommended"]["reason"]
-    costs = [e["expected_cost"] for e in body["ranking"]]
-    assert costs == sorted(costs)
+    # candidates the study's lessons refuse come last; each part is in cost order
+    refused = [bool(e.get("refused")) for e in body["ranking"]]
+    assert refused == sorted(refused)
+    for part in (True, False):
+        costs = [e["expected_cost"] for e in body["ranking"] if bool(e.get("refused")) == part]
+        assert costs == sorted(costs)
+    assert not body["recommended"]["reason"].count("refused:")
 
 
 def test_overdue_simulations_fall_back_to_the_analytic_answer(api, ref):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 TINY = {"sides": [4, 4], "concentration": 4, "ranks": 16, "pattern": "all2all",
-        "policy": "diagonal", "max_cycles": 20_000}
+        "policy": "diagonal", "message_packets": 1, "max_cycles": 20_000}
 
 
 @pytest.fixture

@@ -222,7 +222,8 @@ def test_study_preset_is_valid_and_sized():
     kinds = {(p["scenario"], p["ranks"]) for p, _ in items}
     assert ("interference", 256) in kinds and ("escalation", 64) in kinds
     assert max(p["replicas"] for p, _ in items if p["ranks"] == 64) == 8
-    assert presets.study_configs(scale=4)[0][1]["message_packets"] == 4
+    # scale multiplies the study's volume: 16 one-packet rounds for a 64-rank all2all
+    assert presets.study_configs(scale=4)[0][1]["message_packets"] == 4 * 16
     for bad in (0, 65, 1.5, True):
         with pytest.raises(ValueError, match="scale"):
             presets.study_configs(scale=bad)
@@ -233,6 +234,8 @@ def test_start_study_creates_one_sweep(users, django_capture_on_commit_callbacks
         sweep = services.start_study(user=users["operator"], scale=2)
     assert sweep.preset == "study" and sweep.run_count == 2380 == sweep.runs.count()
     assert len(callbacks) == 2380
-    assert sweep.runs.filter(config__message_packets=2).count() == 2380
+    volumes = {(run.config["pattern"], run.config["ranks"], run.config["message_packets"])
+               for run in sweep.runs.all()}
+    assert ("all2all", 64, 2 * 16) in volumes and ("stencil4", 128, 2 * 64) in volumes
     with pytest.raises(ValidationError):
         services.start_study(scale=0)
