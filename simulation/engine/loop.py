@@ -48,7 +48,9 @@ document and re-export their parts.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 __all__ = [
     "K_ALL2ALL_ROUNDS",
@@ -78,7 +80,7 @@ _S12 = np.uint64(12)
 _S25 = np.uint64(25)
 _S27 = np.uint64(27)
 _S11 = np.uint64(11)
-_S33 = np.uint64(33)
+_S32 = np.uint64(32)
 _INV53 = 1.0 / 9007199254740992.0
 
 
@@ -101,8 +103,13 @@ def rand_float(state):
 
 @njit(cache=True, inline="always")
 def rand_int(state, n):
-    """Uniform integer in [0, n) for 0 < n < 2**31."""
-    return np.int64((rand_u64(state) >> _S33) % np.uint64(n))
+    """Uniform integer in [0, n) for 0 < n < 2**31.
+
+    The high 32 bits scaled by ``n`` (multiply and shift, no division: the
+    cycle loop draws one per visited switch and port); the bias is below
+    ``n / 2**32``.
+    """
+    return np.int64(((rand_u64(state) >> _S32) * np.uint64(n)) >> _S32)
 
 
 # --------------------------------------------------------------- routing
@@ -145,7 +152,28 @@ H_EVT = 0  # event count at the head's last failed evaluation; -1: evaluate in f
 H_WAKE = 1  # first cycle at which a time-triggered full evaluation is due
 H_COST = 2  # best cost at that evaluation (MIN / Omni-WAR)
 H_TIED = 3  # bit mask of the local ports tied at that cost, all unavailable then
-N_H = 4
+H_WATCH = 4  # bit mask of the local ports whose change may turn the failure (-1: all)
+N_H = 5
+
+
+@njit(cache=True, inline="always")
+def _bit(lp, pt):
+    """Bit of local port ``lp`` in a watch mask; every bit when ports exceed 64."""
+    if pt > 64:
+        return np.int64(-1)
+    return np.int64(1) << lp
+
+
+@intrinsic
+def _ctz(typingctx, x):
+    """Index of the lowest set bit of a non-zero int64 (``llvm.cttz``)."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        fn = builder.module.declare_intrinsic("llvm.cttz", [ir.IntType(64), ir.IntType(1)])
+        return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 0)])
+
+    return sig, codegen
 
 
 @njit(cache=True, inline="always")
@@ -169,7 +197,7 @@ def _cand_wake(go, v, t, out_used, xout_busy, vt, bout):
     return t
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always", error_model="numpy")
 def route(
     sw, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm, out_down_in, credits, bin_cap,
     head, ivc, port_stamp,
@@ -234,6 +262,7 @@ def route(
         go = sw * pt + pn + dst % c
         if chk and port_stamp[go] <= evt:
             return -1, -1, 0
+        head[ivc, H_WATCH] = _bit(pn + dst % c, pt)
         if xout_busy[go] > t:
             head[ivc, H_WAKE] = _busy_wake(go, base, base + v_set, out_used, xout_busy, vt, bout)
             return -1, -1, 0
@@ -257,6 +286,7 @@ def route(
                 go = sw * pt + lp
                 if chk and port_stamp[go] <= evt:
                     return -1, -1, 0
+                head[ivc, H_WATCH] = _bit(lp, pt)
                 if xout_busy[go] > t:
                     head[ivc, H_WAKE] = _busy_wake(go, lo, hi, out_used, xout_busy, vt, bout)
                     return -1, -1, 0
@@ -289,6 +319,7 @@ def route(
     wake = NEVER
     redo = False
     any_changed = False
+    watch = np.int64(0)
     for d in range(q):
         sd = coords[sw, d]
         td = coords[target, d]
@@ -304,6 +335,7 @@ def route(
         for o in range(first, last):
             lp = dim_base[d] + o
             go = sw * pt + lp
+            watch |= _bit(lp, pt)
             if chk:
                 if port_stamp[go] <= evt:  # unchanged: same cost, same availability
                     if masks and (tied >> lp) & 1:
@@ -372,6 +404,7 @@ def route(
             return -2, -1, 0  # may succeed: evaluate in full
         head[ivc, H_TIED] = (tied & ~changed) | new_tied
         head[ivc, H_WAKE] = min(head[ivc, H_WAKE], wake)
+        head[ivc, H_WATCH] = watch
         return -1, -1, 0
     if best_lp >= 0:
         go = sw * pt + best_lp
@@ -381,9 +414,11 @@ def route(
             head[ivc, H_WAKE] = t + 1 if wake <= t else wake
             head[ivc, H_COST] = best_cost
             head[ivc, H_TIED] = new_tied
+            head[ivc, H_WATCH] = watch
             return -1, -1, 0
     elif fallback:  # nothing available: wait for a crossbar output or a change
         head[ivc, H_WAKE] = wake
+        head[ivc, H_WATCH] = watch
     return best_lp, best_v, best_der
 
 
@@ -409,11 +444,12 @@ N_ST = 16
 
 # columns of the per-switch int64 table ``swst``
 SW_EVT = 0  # event count of the last change of one of its output ports
-SW_SEEN = 1  # event count when its crossbar was last allocated
+SW_CHG = 1  # mask of its output ports changed since its crossbar was last allocated
 SW_WAKE = 2  # first cycle at which a head may be grantable without a change
 SW_LINK = 3  # first cycle at which one of its links may start a packet
 SW_IN = 4  # packets in its input buffers
-N_SW = 5
+SW_WATCH = 5  # union of its input ports' watch masks (``ip_watch``)
+N_SW = 6
 
 GEN_WHEEL = 1024  # buckets of the open-loop arrival wheel
 
@@ -465,7 +501,26 @@ def _touch(g, pt, st, port_stamp, swst):
     e = st[S_EVT] + 1
     st[S_EVT] = e
     port_stamp[g] = e
-    swst[g // pt, SW_EVT] = e
+    s = g // pt
+    swst[s, SW_EVT] = e
+    swst[s, SW_CHG] |= _bit(g - s * pt, pt)
+
+
+@njit(cache=True, inline="always")
+def _watched_changed(watch, g0, pt, port_stamp, evt):
+    """Whether a port of ``watch`` (local ports of the switch whose first
+    port is ``g0``; -1: all) changed after event count ``evt``."""
+    if watch == -1:
+        for lp in range(pt):
+            if port_stamp[g0 + lp] > evt:
+                return True
+        return False
+    m = watch
+    while m != 0:
+        if port_stamp[g0 + _ctz(m)] > evt:
+            return True
+        m &= m - 1
+    return False
 
 
 @njit(cache=True, inline="always")
@@ -488,7 +543,9 @@ def _schedule(r, when, gen_t, gw_head, gw_next):
     gw_head[b] = r
 
 
-@njit(cache=True)
+# error_model="numpy": no division in the loop can be by zero, and without the
+# ZeroDivisionError paths the inlined route has fewer exits to clean up after
+@njit(cache=True, error_model="numpy")
 def run_cycles(
     t0,
     t1,
@@ -513,6 +570,8 @@ def run_cycles(
     xin_busy,
     in_rr,
     head,
+    ip_wake,
+    ip_watch,
     # output side
     out_q,
     out_h,
@@ -860,6 +919,8 @@ def run_cycles(
                         in_port_n[down] += 1
                         sd = down // pt
                         swst[sd, SW_IN] += 1
+                        if ip_wake[down] > t + lat:
+                            ip_wake[down] = t + lat
                         if swst[sd, SW_WAKE] > t + lat:
                             swst[sd, SW_WAKE] = t + lat
                         pk[p, F_READY] = t + lat
@@ -886,23 +947,26 @@ def run_cycles(
                 w_s = min(w_s, nw)
             swst[s, SW_LINK] = w_s
         # ---------------------------------------------------------- 3 crossbar
-        # only switches with a head that may be granted: one whose failure is
-        # not certain (see route: a change at one of its candidate ports, or
-        # a cycle reached at which a crossbar output or the input port frees
-        # or a packet's head arrives).  The random start port and VC are drawn
-        # for the switches and ports visited; skipped evaluations were failures
-        # whatever the draws, so the law of the run is that of a full sweep.
+        # Only heads whose failure is not certain are evaluated (see route):
+        # an input port is visited when a cycle is reached at which one of its
+        # heads arrives or may find a crossbar output free (``ip_wake``), or
+        # when one of the output ports its blocked heads watch (``ip_watch``)
+        # changed since the switch was last visited (``SW_CHG``); a switch when
+        # one of its input ports is.  The random start port and VC are drawn
+        # for the switches and ports visited; the evaluations skipped were
+        # failures whatever the draws, so the law of the run is that of a
+        # sweep over every head.
         for s in range(n_sw):
             if swst[s, SW_IN] == 0:
                 continue
-            if swst[s, SW_WAKE] > t and swst[s, SW_EVT] <= swst[s, SW_SEEN]:
+            if swst[s, SW_WAKE] > t and (swst[s, SW_CHG] & swst[s, SW_WATCH]) == 0:
                 continue
-            swst[s, SW_SEEN] = st[S_EVT]
+            chg = swst[s, SW_CHG]
+            swst[s, SW_CHG] = 0  # from here on: changes made by this allocation
             if rr_alloc:
                 ps = t % pt  # a pointer advanced every cycle from 0
             else:
                 ps = rand_int(rng, pt)
-            w_s = NEVER
             for i in range(pt):
                 lp = ps + i
                 if lp >= pt:
@@ -910,13 +974,17 @@ def run_cycles(
                 g = s * pt + lp
                 if in_port_n[g] == 0:
                     continue
+                if ip_wake[g] > t and (ip_watch[g] & (chg | swst[s, SW_CHG])) == 0:
+                    continue
                 if xin_busy[g] > t:
-                    w_s = min(w_s, xin_busy[g])
+                    ip_wake[g] = xin_busy[g]
                     continue
                 if rr_alloc:
                     vs = in_rr[g]
                 else:
                     vs = rand_int(rng, vt)
+                w_g = NEVER
+                m_g = np.int64(0)
                 for k in range(vt):
                     v = vs + k
                     if v >= vt:
@@ -926,20 +994,24 @@ def run_cycles(
                         continue
                     p = in_q[ivc, in_h[ivc]]
                     if pk[p, F_READY] > t:
-                        w_s = min(w_s, pk[p, F_READY])
+                        w_g = min(w_g, pk[p, F_READY])
                         continue
                     he = head[ivc, H_EVT]
                     if he >= 0:
                         if t >= head[ivc, H_WAKE]:
                             head[ivc, H_EVT] = -1  # time-triggered: evaluate in full
-                        elif swst[s, SW_EVT] <= he:
-                            w_s = min(w_s, head[ivc, H_WAKE])
-                            continue  # nothing changed at this switch: fails for sure
+                        elif swst[s, SW_EVT] <= he or not _watched_changed(
+                            head[ivc, H_WATCH], s * pt, pt, port_stamp, he
+                        ):
+                            head[ivc, H_EVT] = st[S_EVT]  # still certain: move the mark on
+                            w_g = min(w_g, head[ivc, H_WAKE])
+                            m_g |= head[ivc, H_WATCH]
+                            continue  # none of its candidate ports changed: fails for sure
                     olp, ov, der = route(
                         s, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm,
                         out_down_in, credits, bin_cap, head, ivc, port_stamp,
                     )
-                    if olp == -2:
+                    if olp == -2:  # the check call asks for a full evaluation
                         head[ivc, H_EVT] = -1
                         olp, ov, der = route(
                             s, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm,
@@ -947,7 +1019,8 @@ def run_cycles(
                         )
                     if olp < 0:
                         head[ivc, H_EVT] = st[S_EVT]
-                        w_s = min(w_s, head[ivc, H_WAKE])
+                        w_g = min(w_g, head[ivc, H_WAKE])
+                        m_g |= head[ivc, H_WATCH]
                         continue
                     in_h[ivc] = (in_h[ivc] + 1) % bin_cap
                     in_n[ivc] -= 1
@@ -967,7 +1040,7 @@ def run_cycles(
                     cwheel[b, cwheel_n[b]] = ivc
                     cwheel_n[b] += 1
                     xin_busy[g] = done
-                    w_s = min(w_s, done)
+                    w_g = done  # every head of the port waits for it
                     go = s * pt + olp
                     xout_busy[go] = done
                     ovc = go * vt + ov
@@ -986,7 +1059,17 @@ def run_cycles(
                     if rr_alloc:
                         in_rr[g] = (v + 1) % vt
                     break
+                ip_wake[g] = w_g
+                ip_watch[g] = m_g
+            w_s = NEVER
+            m_s = np.int64(0)
+            for lp in range(pt):
+                g = s * pt + lp
+                if in_port_n[g] > 0:
+                    w_s = min(w_s, ip_wake[g])
+                    m_s |= ip_watch[g]
             swst[s, SW_WAKE] = w_s
+            swst[s, SW_WATCH] = m_s
         # --------------------------------------------------------- 4 injection
         n_ep = src_n.shape[0]
         for e in range(n_ep):
@@ -1013,6 +1096,8 @@ def run_cycles(
             in_n[ivc] += 1
             in_port_n[g] += 1
             swst[s, SW_IN] += 1
+            if ip_wake[g] > t + lat:
+                ip_wake[g] = t + lat
             if swst[s, SW_WAKE] > t + lat:
                 swst[s, SW_WAKE] = t + lat
             pk[p, F_READY] = t + lat
