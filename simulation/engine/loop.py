@@ -38,6 +38,16 @@ Timing model (virtual cut-through, per cycle ``t``, in this order):
 Zero-load latency over ``h`` switch hops is therefore
 ``(h + 1) * (router_latency + link_latency) + link_latency + P``.
 
+Work follows events, not ports x cycles: a link, an input port or a
+switch is looked at only from the cycle at which something may happen there
+(a head arrives, a crossbar port or link frees, a credit returns, a packet
+is granted), or when an output port that one of its blocked heads may go to
+changes (per-port change stamps, see :func:`route`); open-loop arrivals are
+geometric gaps on a timing wheel and closed-loop ranks are kept in an active
+list.  What is skipped would have failed whatever the random draws, so runs
+follow the same law as a full sweep (a seed gives another sample of it);
+runs that draw no random number are bit-identical to a full sweep.
+
 All numba code of the engine lives in this one module on purpose: numba's
 on-disk cache (``cache=True``) is invalidated only when the file defining
 the cached function changes, not when a function it calls in another module
