@@ -1,70 +1,152 @@
-"""Speed of the packet-level simulator (simulation.engine).
+"""Speed of the packet-level simulator (simulation.engine), row by row.
 
-Prints, for the reference configuration (8 x 8 HyperX, c = 8, 4 VCs, 16-phit
-packets, uniform traffic at 0.5 phits/cycle/endpoint, MIN routing), the
-compile (first call) time and then cycles per second and phit-hops per
-second; then the same for a 16 x 16 x 16, c = 16 machine (65,536 endpoints)
-over a short run, with the peak resident memory.
+Rows (the targets of the speed work are in brackets):
 
-Usage: python benchmarks/bench_simulation.py [--big-cycles N] [--no-big]
+- ``ref``: the reference, 8 x 8 HyperX, c = 8, 4 VCs, 16-phit packets,
+  uniform traffic at 0.5 phits/cycle/endpoint, MIN routing;
+- ``sat``: the same at saturation (rate 1.0) [>= 0.5 of ``ref``'s cycles/s];
+- ``big``: 16 x 16 x 16, c = 16 (65,536 endpoints), uniform 0.5, MIN, a short
+  run [>= 0.8 of ``ref``'s phit-hops/s, < 2 GiB];
+- ``interf``: 8 x 8, c = 8, scenario interference: a 64-rank all-to-all
+  target (policy diagonal) at the study's volume, background permutation at
+  1.0, Omni-WAR; the whole simulate() call [<= 4 s].
+
+Every row runs in a fresh process (so its peak resident memory is its own)
+after a tiny warm-up run in that process (numba cache load, excluded from
+the figures; the first row also reports it).  ``--baseline DIR`` runs every
+row a second time with the engine of another checkout (e.g. a worktree of
+the commit before the speed work) in the same invocation, interleaved, and
+prints the ratios.
+
+Usage: python benchmarks/bench_simulation.py [--rows ref,sat,big,interf]
+       [--cycles N] [--big-cycles N] [--baseline DIR] [--repeat K]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import resource
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from simulation.engine import SimConfig, simulate
+ROOT = Path(__file__).resolve().parent.parent
+ROWS = ("ref", "sat", "big", "interf")
 
 
-def _run(cfg: SimConfig) -> tuple[tuple[float, float], object]:
-    parts = [np.arange(cfg.endpoints)]
+def _config(row: str, cycles: int, big_cycles: int) -> tuple[dict, str]:
+    ref = dict(sides=(8, 8), concentration=8, ranks=512, routing="min", pattern="uniform",
+               rate=0.5, seed=1)
+    if row == "ref":
+        return dict(ref, max_cycles=cycles, warmup_cycles=cycles // 5), "all"
+    if row == "sat":
+        return dict(ref, rate=1.0, max_cycles=cycles // 4, warmup_cycles=cycles // 20), "all"
+    if row == "big":
+        return dict(sides=(16, 16, 16), concentration=16, ranks=65_536, routing="min",
+                    pattern="uniform", rate=0.5, seed=1, max_cycles=big_cycles,
+                    warmup_cycles=big_cycles // 2), "all"
+    if row == "interf":
+        return dict(sides=(8, 8), concentration=8, ranks=64, scenario="interference",
+                    pattern="all2all", policy="diagonal", background_rate=1.0,
+                    routing="omniwar", seed=1), "policy"
+    raise ValueError(row)
+
+
+def run_one(row: str, cycles: int, big_cycles: int) -> dict:
+    """Run one row in this process and return its figures."""
+    import numpy as np
+
+    from simulation.engine import SimConfig, simulate
+    from simulation.engine.scenarios import build_partitions
+
+    t0 = time.perf_counter()
+    simulate(SimConfig(sides=(2, 2), concentration=2, ranks=8, pattern="uniform",
+                       rate=0.5, max_cycles=200), [np.arange(8)])
+    first = time.perf_counter() - t0
+    kw, parts = _config(row, cycles, big_cycles)
+    cfg = SimConfig(**kw)
+    partitions = [np.arange(cfg.endpoints)] if parts == "all" else build_partitions(cfg)
     t0, c0 = time.perf_counter(), time.process_time()
-    res = simulate(cfg, parts)
-    return (time.perf_counter() - t0, time.process_time() - c0), res
+    res = simulate(cfg, partitions)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return {
+        "row": row, "first_call": first, "wall": wall, "cpu": cpu, "cycles": res.cycles,
+        "phit_hops": res.phit_hops, "throughput": res.throughput,
+        "latency": res.latency_mean, "makespan": res.makespan_cycles,
+        "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
-def _line(name: str, secs: tuple[float, float], res: object) -> None:
-    wall, cpu = secs
-    print(
-        f"{name}: {res.cycles} cycles in {wall:.2f} s wall ({cpu:.2f} s CPU) -> "
-        f"{res.cycles / wall:,.0f} cycles/s ({res.cycles / cpu:,.0f} per CPU second), "
-        f"{res.phit_hops / wall:,.0f} phit-hops/s; accepted {res.throughput:.3f} "
-        f"phits/cycle/endpoint, mean latency {res.latency_mean:.1f} cycles"
+def _spawn(root: Path, row: str, args: argparse.Namespace) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(root))
+    out = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--one", row, "--cycles",
+         str(args.cycles), "--big-cycles", str(args.big_cycles)],
+        cwd=root, env=env, capture_output=True, text=True, check=True,
     )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _median(runs: list[dict], key: str) -> float:
+    return statistics.median(r[key] for r in runs)
+
+
+def _describe(runs: list[dict]) -> str:
+    wall, cpu = _median(runs, "wall"), _median(runs, "cpu")
+    cyc, hops = runs[0]["cycles"], runs[0]["phit_hops"]
+    text = (f"{cyc} cycles in {wall:.2f} s wall ({cpu:.2f} s CPU): "
+            f"{cyc / wall:,.0f} cycles/s ({cyc / cpu:,.0f} per CPU s), "
+            f"{hops / wall:,.0f} phit-hops/s ({hops / cpu:,.0f} per CPU s), "
+            f"peak {_median(runs, 'peak_mib'):,.0f} MiB")
+    if runs[0]["makespan"] is not None:
+        text += f", makespan {runs[0]['makespan']}"
+    return text
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cycles", type=int, default=50_000)
-    ap.add_argument("--big-cycles", type=int, default=1000)
-    ap.add_argument("--no-big", action="store_true")
+    ap.add_argument("--rows", default=",".join(ROWS))
+    ap.add_argument("--cycles", type=int, default=50_000, help="ref row (sat: a quarter)")
+    ap.add_argument("--big-cycles", type=int, default=600)
+    ap.add_argument("--baseline", type=Path, help="checkout whose engine is the yardstick")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per row (medians)")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
-
-    ref = dict(sides=(8, 8), concentration=8, ranks=512, routing="min", pattern="uniform",
-               rate=0.5, seed=1)
-    (wall, _), _ = _run(SimConfig(**ref, max_cycles=200))
-    print(f"first call (numba compile or cache load + 200 cycles): {wall:.2f} s")
-    secs, res = _run(SimConfig(**ref, max_cycles=args.cycles, warmup_cycles=args.cycles // 5))
-    _line("reference 8x8 c=8 uniform 0.5 min", secs, res)
-    secs, res = _run(SimConfig(**dict(ref, rate=1.0), max_cycles=args.cycles // 5,
-                               warmup_cycles=args.cycles // 25))
-    _line("reference at saturation (rate 1.0)", secs, res)
-    if not args.no_big:
-        big = SimConfig(sides=(16, 16, 16), concentration=16, ranks=65_536, routing="min",
-                        vcs=4, pattern="uniform", rate=0.5, seed=1,
-                        max_cycles=args.big_cycles, warmup_cycles=args.big_cycles // 2)
-        secs, res = _run(big)
-        _line("16x16x16 c=16 uniform 0.5 min", secs, res)
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak RSS: {rss:,.0f} MiB")
+    if args.one:
+        print(json.dumps(run_one(args.one, args.cycles, args.big_cycles)))
+        return
+    rows = [r for r in args.rows.split(",") if r]
+    new: dict[str, list[dict]] = {r: [] for r in rows}
+    old: dict[str, list[dict]] = {r: [] for r in rows}
+    for _ in range(args.repeat):
+        for row in rows:  # interleaved: new, baseline, new, baseline ...
+            new[row].append(_spawn(ROOT, row, args))
+            if args.baseline:
+                old[row].append(_spawn(args.baseline.resolve(), row, args))
+    print(f"first call (numba cache load or compile + 200 cycles): "
+          f"{new[rows[0]][0]['first_call']:.2f} s")
+    for row in rows:
+        print(f"{row}: {_describe(new[row])}")
+        if args.baseline:
+            print(f"{row} (baseline): {_describe(old[row])}")
+            r = _median(old[row], "wall") / _median(new[row], "wall")
+            rc = _median(old[row], "cpu") / _median(new[row], "cpu")
+            print(f"{row}: {r:.2f}x the baseline's speed (wall), {rc:.2f}x (CPU)")
+    for label, figs in (("new", new), ("baseline", old)):
+        if not figs.get("ref") or not figs["ref"]:
+            continue
+        ref_rate = figs["ref"][0]["cycles"] / _median(figs["ref"], "cpu")
+        ref_hops = figs["ref"][0]["phit_hops"] / _median(figs["ref"], "cpu")
+        if figs.get("sat"):
+            sat_rate = figs["sat"][0]["cycles"] / _median(figs["sat"], "cpu")
+            print(f"{label}: saturation cycles/s = {sat_rate / ref_rate:.2f} of the reference's")
+        if figs.get("big"):
+            big_hops = figs["big"][0]["phit_hops"] / _median(figs["big"], "cpu")
+            print(f"{label}: 16x16x16 phit-hops/s = {big_hops / ref_hops:.2f} of the reference's")
 
 
 if __name__ == "__main__":

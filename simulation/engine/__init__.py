@@ -20,6 +20,8 @@ simulator
     conservation and summarises.
 results
     :class:`SimResult` and :class:`AppResult`.
+warmup
+    :func:`warm_up`: compile or load the numba code before the first job.
 
 Examples
 --------
@@ -35,7 +37,8 @@ Examples
 from .config import SimConfig
 from .results import AppResult, SimResult
 from .simulator import simulate
+from .warmup import warm_up
 
 ENGINE_VERSION = "2.0"
 
-__all__ = ["ENGINE_VERSION", "AppResult", "SimConfig", "SimResult", "simulate"]
+__all__ = ["ENGINE_VERSION", "AppResult", "SimConfig", "SimResult", "simulate", "warm_up"]

@@ -38,6 +38,16 @@ Timing model (virtual cut-through, per cycle ``t``, in this order):
 Zero-load latency over ``h`` switch hops is therefore
 ``(h + 1) * (router_latency + link_latency) + link_latency + P``.
 
+Work follows events, not ports x cycles: a link, an input port or a
+switch is looked at only from the cycle at which something may happen there
+(a head arrives, a crossbar port or link frees, a credit returns, a packet
+is granted), or when an output port that one of its blocked heads may go to
+changes (per-port change stamps, see :func:`route`); open-loop arrivals are
+geometric gaps on a timing wheel and closed-loop ranks are kept in an active
+list.  What is skipped would have failed whatever the random draws, so runs
+follow the same law as a full sweep (a seed gives another sample of it);
+runs that draw no random number are bit-identical to a full sweep.
+
 All numba code of the engine lives in this one module on purpose: numba's
 on-disk cache (``cache=True``) is invalidated only when the file defining
 the cached function changes, not when a function it calls in another module
@@ -48,7 +58,9 @@ document and re-export their parts.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 __all__ = [
     "K_ALL2ALL_ROUNDS",
@@ -78,7 +90,7 @@ _S12 = np.uint64(12)
 _S25 = np.uint64(25)
 _S27 = np.uint64(27)
 _S11 = np.uint64(11)
-_S33 = np.uint64(33)
+_S32 = np.uint64(32)
 _INV53 = 1.0 / 9007199254740992.0
 
 
@@ -101,8 +113,13 @@ def rand_float(state):
 
 @njit(cache=True, inline="always")
 def rand_int(state, n):
-    """Uniform integer in [0, n) for 0 < n < 2**31."""
-    return np.int64((rand_u64(state) >> _S33) % np.uint64(n))
+    """Uniform integer in [0, n) for 0 < n < 2**31.
+
+    The high 32 bits scaled by ``n`` (multiply and shift, no division: the
+    cycle loop draws one per visited switch and port); the bias is below
+    ``n / 2**32``.
+    """
+    return np.int64(((rand_u64(state) >> _S32) * np.uint64(n)) >> _S32)
 
 
 # --------------------------------------------------------------- routing
@@ -138,9 +155,62 @@ def best_vc(go, lo, hi, out_used, vt, bout):
     return best
 
 
-@njit(cache=True)
+NEVER = np.int64(1) << 62  # a cycle that never comes
+
+# columns of the per-input-VC head record ``head`` (see :func:`route`)
+H_EVT = 0  # event count at the head's last failed evaluation; -1: evaluate in full
+H_WAKE = 1  # first cycle at which a time-triggered full evaluation is due
+H_COST = 2  # best cost at that evaluation (MIN / Omni-WAR)
+H_TIED = 3  # bit mask of the local ports tied at that cost, all unavailable then
+H_WATCH = 4  # bit mask of the local ports whose change may turn the failure (-1: all)
+N_H = 5
+
+
+@njit(cache=True, inline="always")
+def _bit(lp, pt):
+    """Bit of local port ``lp`` in a watch mask; every bit when ports exceed 64."""
+    if pt > 64:
+        return np.int64(-1)
+    return np.int64(1) << lp
+
+
+@intrinsic
+def _ctz(typingctx, x):
+    """Index of the lowest set bit of a non-zero int64 (``llvm.cttz``)."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        fn = builder.module.declare_intrinsic("llvm.cttz", [ir.IntType(64), ir.IntType(1)])
+        return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 0)])
+
+    return sig, codegen
+
+
+@njit(cache=True, inline="always")
+def _busy_wake(go, lo, hi, out_used, xout_busy, vt, bout):
+    """Cycle at which busy output ``go`` may take a packet of VCs ``[lo, hi)``
+    without any change of state: when its crossbar port frees, if a VC has
+    room, else never (a change of occupancy must come first)."""
+    if best_vc(go, lo, hi, out_used, vt, bout) < 0:
+        return NEVER
+    return xout_busy[go]
+
+
+@njit(cache=True, inline="always")
+def _cand_wake(go, v, t, out_used, xout_busy, vt, bout):
+    """``t`` if candidate ``(go, v)`` can take a packet now, else the cycle its
+    crossbar port frees if VC ``v`` has room, else never."""
+    if out_used[go * vt + v] >= bout:
+        return NEVER
+    if xout_busy[go] > t:
+        return xout_busy[go]
+    return t
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def route(
-    sw, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm, out_down_in, credits, bin_cap
+    sw, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm, out_down_in, credits, bin_cap,
+    head, ivc, port_stamp,
 ):  # fmt: skip
     """Choose ``(out_local_port, vc, deroute)`` for packet ``p`` at switch ``sw``.
 
@@ -148,7 +218,29 @@ def route(
     cost (occupancy of the emptiest VC of the class, in phits, plus the
     deroute penalty).  The choice is returned only if its crossbar output is
     free this cycle and its VC has a free slot, else ``(-1, -1, 0)`` and the
-    packet retries next cycle.
+    packet retries later.
+
+    *Sleeping heads.*  ``p`` is the head of input VC ``ivc``; ``head[ivc]``
+    remembers its last failed evaluation so that the cycle loop need not
+    repeat evaluations that are certain to fail again (most of them at high
+    load).  A failure is certain while (1) no candidate output port has
+    changed state (``port_stamp[go] <= head[ivc, H_EVT]``: the occupancy of
+    its VCs and their downstream credits, the only state a candidate's cost
+    and availability are read from; a grant also sets ``xout_busy``), and
+    (2) the cycle is before ``head[ivc, H_WAKE]``, the earliest cycle at
+    which a tied best candidate's crossbar output frees (``t + 1`` when a
+    tied candidate was available and only the random tie-break failed).
+    For MIN and Omni-WAR (wait) the tied best set is kept as a bit mask of
+    local ports in ``head[ivc, H_TIED]`` with its cost ``head[ivc, H_COST]``:
+    when some candidates changed, a *check* call (``head[ivc, H_EVT] >= 0``)
+    recomputes only the changed candidates' costs and still fails for sure
+    if none became cheaper than, or as cheap and available as, the tied set
+    and one tied candidate is left; otherwise it returns ``(-2, -1, 0)`` and
+    the caller evaluates in full (``head[ivc, H_EVT] = -1``).  A check call
+    draws no random number, so the packet's choices are distributed as if it
+    had been evaluated every cycle (the tie-break draws of certain failures
+    only consumed the generator).  This relies on a candidate's cost being a
+    function of its own output port's state and the packet.
     """
     c = prm[0]
     pt = prm[1]
@@ -174,12 +266,19 @@ def route(
             target = inter
         else:
             cls = 1
+    evt = head[ivc, H_EVT]
+    chk = evt >= 0  # check call: only changed candidates can turn the failure
     if target == sw:  # eject
         go = sw * pt + pn + dst % c
+        if chk and port_stamp[go] <= evt:
+            return -1, -1, 0
+        head[ivc, H_WATCH] = _bit(pn + dst % c, pt)
         if xout_busy[go] > t:
+            head[ivc, H_WAKE] = _busy_wake(go, base, base + v_set, out_used, xout_busy, vt, bout)
             return -1, -1, 0
         v = best_vc(go, base, base + v_set, out_used, vt, bout)
         if v < 0:
+            head[ivc, H_WAKE] = NEVER
             return -1, -1, 0
         return pn + dst % c, v, 0
     if routing == 0 or routing == 2:  # dimension order
@@ -195,10 +294,15 @@ def route(
             if sd != td:
                 lp = dim_base[d] + (td if td < sd else td - 1)
                 go = sw * pt + lp
+                if chk and port_stamp[go] <= evt:
+                    return -1, -1, 0
+                head[ivc, H_WATCH] = _bit(lp, pt)
                 if xout_busy[go] > t:
+                    head[ivc, H_WAKE] = _busy_wake(go, lo, hi, out_used, xout_busy, vt, bout)
                     return -1, -1, 0
                 v = best_vc(go, lo, hi, out_used, vt, bout)
                 if v < 0:
+                    head[ivc, H_WAKE] = NEVER
                     return -1, -1, 0
                 return lp, v, 0
         return -1, -1, 0
@@ -215,6 +319,17 @@ def route(
     allow_der = routing == 3 and pk[p, F_DER] < q
     port_occ = prm[PRM_OCCUPANCY] == 1
     fallback = prm[PRM_CHOICE] == 1
+    # sleeping-head bookkeeping (see the docstring); masks need pn <= 64
+    masks = pn <= 64
+    tied = head[ivc, H_TIED]
+    b_cost = head[ivc, H_COST]
+    n_tied = 0
+    changed = np.int64(0)
+    new_tied = np.int64(0)
+    wake = NEVER
+    redo = False
+    any_changed = False
+    watch = np.int64(0)
     for d in range(q):
         sd = coords[sw, d]
         td = coords[target, d]
@@ -230,8 +345,20 @@ def route(
         for o in range(first, last):
             lp = dim_base[d] + o
             go = sw * pt + lp
+            watch |= _bit(lp, pt)
+            if chk:
+                if port_stamp[go] <= evt:  # unchanged: same cost, same availability
+                    if masks and (tied >> lp) & 1:
+                        n_tied += 1
+                    continue
+                any_changed = True
+                if fallback or not masks:
+                    redo = True
+                    break
+                changed |= np.int64(1) << lp
             if fallback:
                 if xout_busy[go] > t:
+                    wake = min(wake, _busy_wake(go, lo, hi, out_used, xout_busy, vt, bout))
                     continue
                 v = best_vc(go, lo, hi, out_used, vt, bout)  # only VCs with room
                 if v < 0:
@@ -248,6 +375,16 @@ def route(
             if o != tport:
                 cost += DEROUTE_PENALTY
                 der = 1
+            if chk:  # a changed candidate: does it beat or join the tied set?
+                w = _cand_wake(go, v, t, out_used, xout_busy, vt, bout)
+                if cost < b_cost or (cost == b_cost and w <= t):
+                    redo = True
+                    break
+                if cost == b_cost:
+                    n_tied += 1
+                    new_tied |= np.int64(1) << lp
+                    wake = min(wake, w)
+                continue
             if cost > best_cost:
                 continue
             if cost < best_cost:
@@ -256,22 +393,50 @@ def route(
                 best_lp = lp
                 best_v = v
                 best_der = der
+                wake = _cand_wake(go, v, t, out_used, xout_busy, vt, bout)
+                if masks:
+                    new_tied = np.int64(1) << lp
             else:
                 ties += 1
+                wake = min(wake, _cand_wake(go, v, t, out_used, xout_busy, vt, bout))
+                if masks:
+                    new_tied |= np.int64(1) << lp
                 if rand_int(rng, ties) == 0:
                     best_lp = lp
                     best_v = v
                     best_der = der
+        if redo:
+            break
+    if chk:
+        if not any_changed:
+            return -1, -1, 0
+        if redo or n_tied == 0:
+            return -2, -1, 0  # may succeed: evaluate in full
+        head[ivc, H_TIED] = (tied & ~changed) | new_tied
+        head[ivc, H_WAKE] = min(head[ivc, H_WAKE], wake)
+        head[ivc, H_WATCH] = watch
+        return -1, -1, 0
     if best_lp >= 0:
         go = sw * pt + best_lp
         if xout_busy[go] > t or out_used[go * vt + best_v] >= bout:
-            return -1, -1, 0  # best port busy or its VC full: wait and retry
+            # best port busy or its VC full: wait and retry; if a tied candidate
+            # was available only the tie-break failed: retry next cycle in full
+            head[ivc, H_WAKE] = t + 1 if wake <= t else wake
+            head[ivc, H_COST] = best_cost
+            head[ivc, H_TIED] = new_tied
+            head[ivc, H_WATCH] = watch
+            return -1, -1, 0
+    elif fallback:  # nothing available: wait for a crossbar output or a change
+        head[ivc, H_WAKE] = wake
+        head[ivc, H_WATCH] = watch
     return best_lp, best_v, best_der
 
 
 # ------------------------------------------------------------ cycle loop
 # indices of the int64 counters array ``st``
 S_FREE = 0
+S_NACT = 1  # closed-loop ranks in the active list ``act``
+S_INIT = 2  # 1 once the generation schedule is set up
 S_SF_H = 3
 S_SF_N = 4
 S_DF_H = 5
@@ -284,7 +449,19 @@ S_APPS_DONE = 11
 S_IN_NET = 12
 S_LAST_DELIV = 13
 S_CYCLE = 14
+S_EVT = 15  # event count: a change of an output port's occupancy or credits
 N_ST = 16
+
+# columns of the per-switch int64 table ``swst``
+SW_EVT = 0  # event count of the last change of one of its output ports
+SW_CHG = 1  # mask of its output ports changed since its crossbar was last allocated
+SW_WAKE = 2  # first cycle at which a head may be grantable without a change
+SW_LINK = 3  # first cycle at which one of its links may start a packet
+SW_IN = 4  # packets in its input buffers
+SW_WATCH = 5  # union of its input ports' watch masks (``ip_watch``)
+N_SW = 6
+
+GEN_WHEEL = 1024  # buckets of the open-loop arrival wheel
 
 # indices of the int64 parameter array ``cf``
 C_P = 0
@@ -328,7 +505,57 @@ def _fifo_push(f, st, hi, ni, time, val):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _touch(g, pt, st, port_stamp, swst):
+    """Record a change of output port ``g``'s occupancy or credits."""
+    e = st[S_EVT] + 1
+    st[S_EVT] = e
+    port_stamp[g] = e
+    s = g // pt
+    swst[s, SW_EVT] = e
+    swst[s, SW_CHG] |= _bit(g - s * pt, pt)
+
+
+@njit(cache=True, inline="always")
+def _watched_changed(watch, g0, pt, port_stamp, evt):
+    """Whether a port of ``watch`` (local ports of the switch whose first
+    port is ``g0``; -1: all) changed after event count ``evt``."""
+    if watch == -1:
+        for lp in range(pt):
+            if port_stamp[g0 + lp] > evt:
+                return True
+        return False
+    m = watch
+    while m != 0:
+        if port_stamp[g0 + _ctz(m)] > evt:
+            return True
+        m &= m - 1
+    return False
+
+
+@njit(cache=True, inline="always")
+def _geometric(rng, prob):
+    """Trials up to and including the first success of Bernoulli(``prob``)."""
+    if prob >= 1.0:
+        return np.int64(1)
+    u = 1.0 - rand_float(rng)  # (0, 1]
+    g = np.floor(np.log(u) / np.log1p(-prob))
+    if g > 1e12:
+        return np.int64(1_000_000_000_000)
+    return np.int64(g) + 1
+
+
+@njit(cache=True, inline="always")
+def _schedule(r, when, gen_t, gw_head, gw_next):
+    gen_t[r] = when
+    b = when % GEN_WHEEL
+    gw_next[r] = gw_head[b]
+    gw_head[b] = r
+
+
+# error_model="numpy": no division in the loop can be by zero, and without the
+# ZeroDivisionError paths the inlined route has fewer exits to clean up after
+@njit(cache=True, error_model="numpy")
 def run_cycles(
     t0,
     t1,
@@ -340,6 +567,7 @@ def run_cycles(
     coords,
     dim_base,
     out_down_in,
+    in_up_out,
     # packets
     pk,
     free_stack,
@@ -351,6 +579,9 @@ def run_cycles(
     credits,
     xin_busy,
     in_rr,
+    head,
+    ip_wake,
+    ip_watch,
     # output side
     out_q,
     out_h,
@@ -361,12 +592,15 @@ def run_cycles(
     link_busy,
     out_rr,
     link_phits,
-    sw_rr,
+    port_stamp,
+    link_wake,
+    swst,
     # endpoints
     src_q,
     src_h,
     src_n,
     inj_busy,
+    ep_rank,
     # credit returns: timing wheel of input VCs, bucket = cycle % rows
     cwheel,
     cwheel_n,
@@ -400,6 +634,14 @@ def run_cycles(
     rank_recv_ptr,
     recv,
     expect,
+    # generation schedule
+    gen_t,
+    gw_head,
+    gw_next,
+    act,
+    in_act,
+    vis,
+    rank_made,
 ):
     """Advance the simulation from ``t0`` to at most ``t1``; see module doc."""
     phits = cf[C_P]
@@ -411,7 +653,6 @@ def run_cycles(
     n_sw = cf[C_S]
     meas = cf[C_MEAS]
     n_fin = cf[C_NFIN]
-    n_ports = cf[C_NPORTS]
     c = prm[0]
     pt = prm[1]
     pn = prm[2]
@@ -425,6 +666,19 @@ def run_cycles(
     n_hist = lat_hist.shape[0]
     n_wheel = cwheel.shape[0]
     t = t0
+    if st[S_INIT] == 0:  # first call: open-loop first arrivals, closed-loop ranks active
+        st[S_INIT] = 1
+        n_act = 0
+        for r in range(n_ranks):
+            a = rank_app[r]
+            if app_kind[a] <= K_FIXED:
+                if rank_left[r] != 0:
+                    _schedule(r, t + _geometric(rng, app_prob[a]) - 1, gen_t, gw_head, gw_next)
+            else:
+                act[n_act] = r
+                n_act += 1
+                in_act[r] = 1
+        st[S_NACT] = n_act
     while t < t1:
         if st[S_FREE] < n_ranks + 1:
             st[S_CYCLE] = t
@@ -435,6 +689,13 @@ def run_cycles(
         for i in range(cwheel_n[b]):
             ivc = cwheel[b, i]
             credits[ivc] += 1
+            uo = in_up_out[ivc // vt]
+            if uo >= 0:  # the upstream port's cost changed and its link may send
+                _touch(uo, pt, st, port_stamp, swst)
+                if link_wake[uo] > t:
+                    link_wake[uo] = t
+                    if swst[uo // pt, SW_LINK] > t:
+                        swst[uo // pt, SW_LINK] = t
         cwheel_n[b] = 0
         cap = sfifo.shape[0]
         while st[S_SF_N] > 0 and sfifo[st[S_SF_H], 0] <= t:
@@ -442,6 +703,7 @@ def run_cycles(
             st[S_SF_H] = (st[S_SF_H] + 1) % cap
             st[S_SF_N] -= 1
             out_used[ovc] -= 1
+            _touch(ovc // vt, pt, st, port_stamp, swst)
         cap = dfifo.shape[0]
         while st[S_DF_N] > 0 and dfifo[st[S_DF_H], 0] <= t:
             p = dfifo[st[S_DF_H], 1]
@@ -464,6 +726,10 @@ def run_cycles(
             dr = pk[p, F_DRANK]
             if app_wait[a] > 0:
                 recv[rank_recv_ptr[dr] + pk[p, F_STEP]] += 1
+                if in_act[dr] == 0:  # its dependencies may be met now
+                    in_act[dr] = 1
+                    act[st[S_NACT]] = dr
+                    st[S_NACT] += 1
             if app_total[a] > 0 and app_stats[a, 2] == app_total[a]:
                 app_done[a] = t
                 st[S_APPS_DONE] += 1
@@ -471,7 +737,30 @@ def run_cycles(
             free_stack[top] = p
             st[S_FREE] = top + 1
         # ---------------------------------------------------------- 1 generation
-        for r in range(n_ranks):
+        # Visited: open-loop ranks whose next arrival is due (a timing wheel of
+        # geometric gaps replaces one Bernoulli draw per rank and cycle: same
+        # law, as the trials are independent) and the closed-loop ranks of the
+        # active list (those that created a packet last cycle or were woken by
+        # an injection from their endpoint or a delivery to them).
+        n_vis = 0
+        b = t % GEN_WHEEL
+        r = gw_head[b]
+        gw_head[b] = -1
+        while r >= 0:
+            nxt = gw_next[r]
+            when = gen_t[r]
+            if when == t:
+                vis[n_vis] = r
+                n_vis += 1
+            elif when > t:
+                _schedule(r, when, gen_t, gw_head, gw_next)
+            r = nxt
+        n_open = n_vis
+        for i in range(st[S_NACT]):
+            vis[n_vis] = act[i]
+            n_vis += 1
+        for vi in range(n_vis):
+            r = vis[vi]
             a = rank_app[r]
             kind = app_kind[a]
             e = rank_ep[r]
@@ -483,8 +772,8 @@ def run_cycles(
                     continue
                 if left > 0 and src_n[e] >= bsrc:
                     continue
-                if rand_float(rng) >= app_prob[a]:
-                    continue
+                # due now: the Bernoulli(rate / P) trials are drawn as geometric
+                # gaps between arrivals (see the generation stage)
                 if measured:
                     app_stats[a, 0] += 1  # offered packets in window
                 if src_n[e] >= bsrc:
@@ -570,57 +859,122 @@ def run_cycles(
             st[S_INJECTED] += 1
             st[S_IN_NET] += 1
             app_stats[a, 1] += 1  # packets created
-        # ------------------------------------------------------------- 2 links
-        for g in range(n_ports):
-            if out_port_n[g] == 0 or link_busy[g] > t:
+            rank_made[r] = t
+        for vi in range(n_open):  # next arrivals
+            r = vis[vi]
+            left = rank_left[r]
+            gen_t[r] = -1
+            if left == 0:
                 continue
-            if rr_alloc:
-                vs = out_rr[g]
+            if left > 0 and src_n[rank_ep[r]] >= bsrc:
+                continue  # no trials while the queue is full: an injection resumes them
+            _schedule(r, t + _geometric(rng, app_prob[rank_app[r]]), gen_t, gw_head, gw_next)
+        n_act = 0
+        for vi in range(n_open, n_vis):  # closed-loop ranks that made no packet rest
+            r = vis[vi]
+            if rank_made[r] == t:
+                act[n_act] = r
+                n_act += 1
             else:
-                vs = rand_int(rng, vt)
-            down = out_down_in[g]
-            for k in range(vt):
-                v = vs + k
-                if v >= vt:
-                    v -= vt
-                ovc = g * vt + v
-                if out_n[ovc] == 0:
+                in_act[r] = 0
+        st[S_NACT] = n_act
+        # ------------------------------------------------------------- 2 links
+        # only switches with a link that may start now: link_wake[g] is the
+        # first cycle at which link g may send without a change of state
+        # (credit returns and crossbar grants bring it forward)
+        for s in range(n_sw):
+            if swst[s, SW_LINK] > t:
+                continue
+            w_s = NEVER
+            for lp in range(pt):
+                g = s * pt + lp
+                lw = link_wake[g]
+                if lw > t:
+                    w_s = min(w_s, lw)
                     continue
-                p = out_q[ovc, out_h[ovc]]
-                if pk[p, F_READY] > t:
+                if out_port_n[g] == 0:
+                    link_wake[g] = NEVER
                     continue
-                if down >= 0:
-                    dvc = down * vt + v
-                    if credits[dvc] <= 0:
-                        continue
-                    credits[dvc] -= 1
-                    in_q[dvc, (in_h[dvc] + in_n[dvc]) % bin_cap] = p
-                    in_n[dvc] += 1
-                    in_port_n[down] += 1
-                    pk[p, F_READY] = t + lat
-                    pk[p, F_HOPS] += 1
-                    st[S_PHIT_HOPS] += phits
+                if link_busy[g] > t:
+                    link_wake[g] = link_busy[g]
+                    w_s = min(w_s, link_busy[g])
+                    continue
+                if rr_alloc:
+                    vs = out_rr[g]
                 else:
-                    if not _fifo_push(dfifo, st, S_DF_H, S_DF_N, t + lat + phits, p):
+                    vs = rand_int(rng, vt)
+                down = out_down_in[g]
+                nw = NEVER  # without a send: the earliest head to become ready
+                for k in range(vt):
+                    v = vs + k
+                    if v >= vt:
+                        v -= vt
+                    ovc = g * vt + v
+                    if out_n[ovc] == 0:
+                        continue
+                    p = out_q[ovc, out_h[ovc]]
+                    if pk[p, F_READY] > t:
+                        nw = min(nw, pk[p, F_READY])
+                        continue
+                    if down >= 0:
+                        dvc = down * vt + v
+                        if credits[dvc] <= 0:
+                            continue  # its credit return wakes the link
+                        credits[dvc] -= 1
+                        _touch(g, pt, st, port_stamp, swst)
+                        if in_n[dvc] == 0:
+                            head[dvc, H_EVT] = -1  # a new head
+                        in_q[dvc, (in_h[dvc] + in_n[dvc]) % bin_cap] = p
+                        in_n[dvc] += 1
+                        in_port_n[down] += 1
+                        sd = down // pt
+                        swst[sd, SW_IN] += 1
+                        if ip_wake[down] > t + lat:
+                            ip_wake[down] = t + lat
+                        if swst[sd, SW_WAKE] > t + lat:
+                            swst[sd, SW_WAKE] = t + lat
+                        pk[p, F_READY] = t + lat
+                        pk[p, F_HOPS] += 1
+                        st[S_PHIT_HOPS] += phits
+                    else:
+                        if not _fifo_push(dfifo, st, S_DF_H, S_DF_N, t + lat + phits, p):
+                            st[S_CYCLE] = t
+                            return STATUS_ERROR
+                    out_h[ovc] = (out_h[ovc] + 1) % bout_cap
+                    out_n[ovc] -= 1
+                    out_port_n[g] -= 1
+                    if measured:
+                        link_phits[g] += phits
+                    link_busy[g] = t + phits
+                    if not _fifo_push(sfifo, st, S_SF_H, S_SF_N, t + phits, ovc):
                         st[S_CYCLE] = t
                         return STATUS_ERROR
-                out_h[ovc] = (out_h[ovc] + 1) % bout_cap
-                out_n[ovc] -= 1
-                out_port_n[g] -= 1
-                if measured:
-                    link_phits[g] += phits
-                link_busy[g] = t + phits
-                if not _fifo_push(sfifo, st, S_SF_H, S_SF_N, t + phits, ovc):
-                    st[S_CYCLE] = t
-                    return STATUS_ERROR
-                if rr_alloc:
-                    out_rr[g] = (v + 1) % vt
-                break
+                    if rr_alloc:
+                        out_rr[g] = (v + 1) % vt
+                    nw = t + phits
+                    break
+                link_wake[g] = nw
+                w_s = min(w_s, nw)
+            swst[s, SW_LINK] = w_s
         # ---------------------------------------------------------- 3 crossbar
+        # Only heads whose failure is not certain are evaluated (see route):
+        # an input port is visited when a cycle is reached at which one of its
+        # heads arrives or may find a crossbar output free (``ip_wake``), or
+        # when one of the output ports its blocked heads watch (``ip_watch``)
+        # changed since the switch was last visited (``SW_CHG``); a switch when
+        # one of its input ports is.  The random start port and VC are drawn
+        # for the switches and ports visited; the evaluations skipped were
+        # failures whatever the draws, so the law of the run is that of a
+        # sweep over every head.
         for s in range(n_sw):
+            if swst[s, SW_IN] == 0:
+                continue
+            if swst[s, SW_WAKE] > t and (swst[s, SW_CHG] & swst[s, SW_WATCH]) == 0:
+                continue
+            chg = swst[s, SW_CHG]
+            swst[s, SW_CHG] = 0  # from here on: changes made by this allocation
             if rr_alloc:
-                ps = sw_rr[s]
-                sw_rr[s] = (ps + 1) % pt
+                ps = t % pt  # a pointer advanced every cycle from 0
             else:
                 ps = rand_int(rng, pt)
             for i in range(pt):
@@ -628,12 +982,19 @@ def run_cycles(
                 if lp >= pt:
                     lp -= pt
                 g = s * pt + lp
-                if in_port_n[g] == 0 or xin_busy[g] > t:
+                if in_port_n[g] == 0:
+                    continue
+                if ip_wake[g] > t and (ip_watch[g] & (chg | swst[s, SW_CHG])) == 0:
+                    continue
+                if xin_busy[g] > t:
+                    ip_wake[g] = xin_busy[g]
                     continue
                 if rr_alloc:
                     vs = in_rr[g]
                 else:
                     vs = rand_int(rng, vt)
+                w_g = NEVER
+                m_g = np.int64(0)
                 for k in range(vt):
                     v = vs + k
                     if v >= vt:
@@ -643,16 +1004,39 @@ def run_cycles(
                         continue
                     p = in_q[ivc, in_h[ivc]]
                     if pk[p, F_READY] > t:
+                        w_g = min(w_g, pk[p, F_READY])
                         continue
+                    he = head[ivc, H_EVT]
+                    if he >= 0:
+                        if t >= head[ivc, H_WAKE]:
+                            head[ivc, H_EVT] = -1  # time-triggered: evaluate in full
+                        elif swst[s, SW_EVT] <= he or not _watched_changed(
+                            head[ivc, H_WATCH], s * pt, pt, port_stamp, he
+                        ):
+                            head[ivc, H_EVT] = st[S_EVT]  # still certain: move the mark on
+                            w_g = min(w_g, head[ivc, H_WAKE])
+                            m_g |= head[ivc, H_WATCH]
+                            continue  # none of its candidate ports changed: fails for sure
                     olp, ov, der = route(
                         s, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm,
-                        out_down_in, credits, bin_cap,
+                        out_down_in, credits, bin_cap, head, ivc, port_stamp,
                     )
+                    if olp == -2:  # the check call asks for a full evaluation
+                        head[ivc, H_EVT] = -1
+                        olp, ov, der = route(
+                            s, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm,
+                            out_down_in, credits, bin_cap, head, ivc, port_stamp,
+                        )
                     if olp < 0:
+                        head[ivc, H_EVT] = st[S_EVT]
+                        w_g = min(w_g, head[ivc, H_WAKE])
+                        m_g |= head[ivc, H_WATCH]
                         continue
                     in_h[ivc] = (in_h[ivc] + 1) % bin_cap
                     in_n[ivc] -= 1
                     in_port_n[g] -= 1
+                    swst[s, SW_IN] -= 1
+                    head[ivc, H_EVT] = -1  # the next packet is a new head
                     # the crossbar moves ``speedup`` phits/cycle but cannot outrun
                     # the packet's tail, still arriving at 1 phit/cycle
                     done = t + xb
@@ -666,6 +1050,7 @@ def run_cycles(
                     cwheel[b, cwheel_n[b]] = ivc
                     cwheel_n[b] += 1
                     xin_busy[g] = done
+                    w_g = done  # every head of the port waits for it
                     go = s * pt + olp
                     xout_busy[go] = done
                     ovc = go * vt + ov
@@ -673,19 +1058,36 @@ def run_cycles(
                     out_n[ovc] += 1
                     out_used[ovc] += 1
                     out_port_n[go] += 1
+                    _touch(go, pt, st, port_stamp, swst)
+                    if link_wake[go] > t + rdel:
+                        link_wake[go] = t + rdel
+                        if swst[s, SW_LINK] > t + rdel:
+                            swst[s, SW_LINK] = t + rdel
                     pk[p, F_READY] = t + rdel
                     if der != 0:
                         pk[p, F_DER] += 1
                     if rr_alloc:
                         in_rr[g] = (v + 1) % vt
                     break
+                ip_wake[g] = w_g
+                ip_watch[g] = m_g
+            w_s = NEVER
+            m_s = np.int64(0)
+            for lp in range(pt):
+                g = s * pt + lp
+                if in_port_n[g] > 0:
+                    w_s = min(w_s, ip_wake[g])
+                    m_s |= ip_watch[g]
+            swst[s, SW_WAKE] = w_s
+            swst[s, SW_WATCH] = m_s
         # --------------------------------------------------------- 4 injection
         n_ep = src_n.shape[0]
         for e in range(n_ep):
             if src_n[e] == 0 or inj_busy[e] > t:
                 continue
             p = src_q[e, src_h[e]]
-            g = (e // c) * pt + pn + e % c
+            s = e // c
+            g = s * pt + pn + e % c
             base = pk[p, F_VCSET] * v_set
             best = -1
             best_cr = 0
@@ -698,13 +1100,29 @@ def run_cycles(
                 continue
             ivc = g * vt + best
             credits[ivc] -= 1
+            if in_n[ivc] == 0:
+                head[ivc, H_EVT] = -1
             in_q[ivc, (in_h[ivc] + in_n[ivc]) % bin_cap] = p
             in_n[ivc] += 1
             in_port_n[g] += 1
+            swst[s, SW_IN] += 1
+            if ip_wake[g] > t + lat:
+                ip_wake[g] = t + lat
+            if swst[s, SW_WAKE] > t + lat:
+                swst[s, SW_WAKE] = t + lat
             pk[p, F_READY] = t + lat
             src_h[e] = (src_h[e] + 1) % bsrc_cap
             src_n[e] -= 1
             inj_busy[e] = t + phits
+            r = ep_rank[e]  # its rank may have waited for room in the queue
+            if app_kind[rank_app[r]] <= K_FIXED:
+                if gen_t[r] < 0 and rank_left[r] > 0:  # trials resume next cycle
+                    _schedule(r, t + _geometric(rng, app_prob[rank_app[r]]), gen_t, gw_head,
+                              gw_next)
+            elif in_act[r] == 0:
+                in_act[r] = 1
+                act[st[S_NACT]] = r
+                st[S_NACT] += 1
         t += 1
         if n_fin > 0 and st[S_APPS_DONE] >= n_fin:
             st[S_CYCLE] = t

@@ -124,6 +124,9 @@ def _run(
         credits=np.full(nvc, config.input_buffer_packets, i32),
         xin_busy=z(n_ports, i64),
         in_rr=z(n_ports),
+        head=np.full((nvc, L.N_H), -1, i64),
+        ip_wake=np.full(n_ports, L.NEVER, i64),
+        ip_watch=z(n_ports, i64),
         out_q=np.zeros((nvc, config.output_buffer_packets), i32),
         out_h=z(nvc),
         out_n=z(nvc),
@@ -133,11 +136,14 @@ def _run(
         link_busy=z(n_ports, i64),
         out_rr=z(n_ports),
         link_phits=z(n_ports, i64),
-        sw_rr=z(net.switches),
+        port_stamp=z(n_ports, i64),
+        link_wake=np.full(n_ports, L.NEVER, i64),
+        swst=_switch_table(net.switches),
         src_q=np.zeros((n_ep, config.source_queue_packets), i32),
         src_h=z(n_ep),
         src_n=z(n_ep),
         inj_busy=z(n_ep, i64),
+        ep_rank=_endpoint_ranks(tr.rank_ep, n_ep),
         cwheel=np.zeros((phits + lat + 2, n_ports), i32),
         cwheel_n=z(phits + lat + 2),
         sfifo=np.zeros((n_ports * 2 + 16, 2), i64),
@@ -151,6 +157,15 @@ def _run(
     rank_m = tr.rank_m.copy()
     rank_mleft = tr.rank_mleft.copy()
     rank_dt = z(n_ranks, i64)
+    gen = dict(
+        gen_t=np.full(n_ranks, -1, i64),
+        gw_head=np.full(L.GEN_WHEEL, -1, i64),
+        gw_next=np.full(n_ranks, -1, i64),
+        act=z(n_ranks, i64),
+        in_act=np.zeros(n_ranks, np.int8),
+        vis=z(n_ranks, i64),
+        rank_made=np.full(n_ranks, -1, i64),
+    )
 
     total_work = int(tr.app_total[tr.app_total > 0].sum())
     chunk = max(16, min(2048, _CHUNK_WORK // (nvc + n_ep)))
@@ -160,20 +175,24 @@ def _run(
         t1 = min(config.max_cycles, t + chunk)
         status = L.run_cycles(
             t, t1, cf, prm, st, rng,
-            net.coords, net.dim_base, net.out_down_in,
+            net.coords, net.dim_base, net.out_down_in, net.in_up_out,
             pk, free_stack,
             state["in_q"], state["in_h"], state["in_n"], state["in_port_n"],
-            state["credits"], state["xin_busy"], state["in_rr"],
+            state["credits"], state["xin_busy"], state["in_rr"], state["head"],
+            state["ip_wake"], state["ip_watch"],
             state["out_q"], state["out_h"], state["out_n"], state["out_port_n"],
             state["out_used"], state["xout_busy"], state["link_busy"],
-            state["out_rr"], state["link_phits"], state["sw_rr"],
-            state["src_q"], state["src_h"], state["src_n"], state["inj_busy"],
+            state["out_rr"], state["link_phits"], state["port_stamp"], state["link_wake"],
+            state["swst"],
+            state["src_q"], state["src_h"], state["src_n"], state["inj_busy"], state["ep_rank"],
             state["cwheel"], state["cwheel_n"], state["sfifo"], state["dfifo"],
             tr.app_kind, tr.app_prob, tr.app_rank0, tr.app_nranks, tr.app_vcset,
             tr.app_total, tr.app_wait, tr.app_msize, app_stats, app_done, lat_hist,
             tr.rank_ep, tr.rank_app, tr.rank_partner, rank_left, rank_m, rank_mleft,
             rank_dt, tr.rank_msg_ptr, tr.msg_dst, tr.msg_size, tr.msg_step,
             tr.rank_recv_ptr, recv, tr.expect,
+            gen["gen_t"], gen["gw_head"], gen["gw_next"], gen["act"], gen["in_act"],
+            gen["vis"], gen["rank_made"],
         )  # fmt: skip
         t = int(st[L.S_CYCLE])
         if status == L.STATUS_ERROR:
@@ -192,6 +211,21 @@ def _run(
     if progress is not None:
         progress(1.0)
     return _summarise(config, net, apps, st, t, meas, app_stats, app_done, lat_hist, state)
+
+
+def _switch_table(n_sw: int) -> np.ndarray:
+    """Per-switch bookkeeping of the event-driven loop (``loop.SW_*`` columns)."""
+    swst = np.zeros((n_sw, L.N_SW), np.int64)
+    swst[:, L.SW_WAKE] = L.NEVER
+    swst[:, L.SW_LINK] = L.NEVER
+    return swst
+
+
+def _endpoint_ranks(rank_ep: np.ndarray, n_ep: int) -> np.ndarray:
+    """Rank sending from each endpoint, -1 for idle endpoints."""
+    ep_rank = np.full(n_ep, -1, np.int64)
+    ep_rank[rank_ep] = np.arange(len(rank_ep))
+    return ep_rank
 
 
 def _grow(pk: np.ndarray, free_stack: np.ndarray, st: np.ndarray) -> tuple:
