@@ -35,10 +35,8 @@ Examples
 """
 
 from .config import SimConfig
-from .results import AppResult, SimResult
+from .results import ENGINE_VERSION, AppResult, SimResult
 from .simulator import simulate
 from .warmup import warm_up
-
-ENGINE_VERSION = "2.0"
 
 __all__ = ["ENGINE_VERSION", "AppResult", "SimConfig", "SimResult", "simulate", "warm_up"]

@@ -5,7 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["AppResult", "SimResult"]
+#: Changes whenever the model changes results (the portal reuses a stored
+#: result only for the same configuration, partitions and version).
+ENGINE_VERSION = "2.0"
+
+__all__ = ["ENGINE_VERSION", "AppResult", "SimResult"]
 
 
 @dataclass(frozen=True)
@@ -121,7 +125,7 @@ class SimResult:
     phit_hops: int
     link_utilisation: tuple[tuple[int, int, float], ...]
     apps: tuple[AppResult, ...] = field(default_factory=tuple)
-    engine_version: str = "1.0"
+    engine_version: str = ENGINE_VERSION
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dictionary (lists, ints, floats, ``None``)."""

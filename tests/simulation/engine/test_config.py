@@ -16,7 +16,13 @@ def test_defaults_are_the_study_settings() -> None:
     assert (cfg.packet_phits, cfg.vcs, cfg.speedup) == (16, 4, 2)
     assert (cfg.input_buffer_packets, cfg.output_buffer_packets) == (8, 4)
     assert cfg.allocator == "random"
-    assert ENGINE_VERSION == "1.0"
+    # the faithful study mode (docs/domain.md section 6.7)
+    assert (cfg.background_rate, cfg.message_packets, cfg.kernel_message_packets) == (
+        1.0, 0, 1)  # uniform: one-packet messages
+    assert SimConfig(pattern="all2all").kernel_message_packets == 16
+    assert (cfg.all2all_schedule, cfg.stencil_wrap, cfg.occupancy, cfg.port_choice) == (
+        "rounds", False, "port_vc", "wait")
+    assert ENGINE_VERSION == "2.0"
 
 
 def test_round_trip_through_json() -> None:
