@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from allocation import jobs, recommendations, services
 from allocation.models import Allocation, Job, PolicyPrediction, Recommendation
+from simulation.engine.config import study_message_packets
 
 pytestmark = pytest.mark.django_db
 
@@ -91,7 +92,22 @@ def test_repeated_answer_equals_the_stored_recommendation(api, ref):
     assert ask(api, simulate=False).json()["id"] != first["id"]
 
 
-def test_simulated_ranking_replaces_the_analytic_one(api, ref):
+def test_predictions_use_the_study_routing_and_volume(api, ref):
+    """Omni-WAR, shared VCs, the study's kernel volume, several seeds."""
+    rec_id = ask(api).json()["id"]
+    prediction = PolicyPrediction.objects.filter(recommendation_id=rec_id).first()
+    config = prediction.parameters
+    assert (config["routing"], config["vc_sets"], config["scenario"]) == (
+        "omniwar", "shared", "background")
+    assert config["message_packets"] == study_message_packets("all2all", 64) == 16
+    assert len(recommendations.PREDICTION_SEEDS) >= 2
+
+
+def test_simulated_ranking_replaces_the_analytic_one(api, ref, monkeypatch):
+    """On the half-full reference machine the 64-node all-to-all gets a
+    locality-aware policy unless the simulation shows a clear win, and every
+    candidate without switch locality says why it was refused or kept."""
+    monkeypatch.setattr(recommendations, "PREDICTION_SEEDS", (0,))  # one seed: test time
     response = ask(api)
     assert response.status_code == 202
     rec_id = response.json()["id"]
@@ -110,6 +126,19 @@ def test_simulated_ranking_replaces_the_analytic_one(api, ref):
         costs = [e["expected_cost"] for e in body["ranking"] if bool(e.get("refused")) == part]
         assert costs == sorted(costs)
     assert not body["recommended"]["reason"].count("refused:")
+    best = body["ranking"][0]
+    spread = [e for e in body["ranking"] if not e["properties"]["switch_locality"]]
+    assert {e["policy"] for e in spread} >= {"full_spread", "random_endpoint"}
+    for entry in spread:  # 50 % held and whole free switches broken: two reasons
+        assert "50% of the machine held" in entry["reason"]
+        assert "whole free switches" in entry["reason"]
+        assert entry.get("refused") or "kept although" in entry["reason"]
+    if not best["properties"]["switch_locality"]:
+        assert "kept although" in best["reason"]  # a clear simulated win, said so
+    else:
+        faster = [e for e in spread if e["predicted_cycles"] < best["predicted_cycles"]]
+        if faster:
+            assert "refused although cheaper" in body["recommended"]["reason"]
 
 
 def test_overdue_simulations_fall_back_to_the_analytic_answer(api, ref):
