@@ -7,7 +7,8 @@ from celery import shared_task
 from hxportal import runs
 
 
-@shared_task(bind=True, acks_late=True, soft_time_limit=120, time_limit=150)
+@shared_task(name="hxportal.tasks.resend_unsent_runs",
+             bind=True, acks_late=True, soft_time_limit=120, time_limit=150)
 def resend_unsent_runs(self) -> int:
     """Send runs whose message never reached the broker (it was down at submission)."""
     return runs.resend_unsent()
