@@ -210,7 +210,7 @@ def _cand_wake(go, v, t, out_used, xout_busy, vt, bout):
 @njit(cache=True, inline="always", error_model="numpy")
 def route(
     sw, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm, out_down_in, credits, bin_cap,
-    head, ivc, port_stamp,
+    head, ivc, port_stamp, port_occ,
 ):  # fmt: skip
     """Choose ``(out_local_port, vc, deroute)`` for packet ``p`` at switch ``sw``.
 
@@ -241,6 +241,13 @@ def route(
     had been evaluated every cycle (the tie-break draws of certain failures
     only consumed the generator).  This relies on a candidate's cost being a
     function of its own output port's state and the packet.
+
+    *Port occupancy.*  ``port_occ[go]`` is the sum over the VCs of output
+    port ``go`` of ``out_used + bin_cap - credits`` (its output slots in use
+    plus the downstream input slots not yet credited back), kept up to date
+    by the cycle loop where either term changes (grant, output slot freed,
+    link send, credit return): the ``port_vc`` cost reads one counter
+    instead of summing ``vt`` pairs of VC counters per candidate.
     """
     c = prm[0]
     pt = prm[1]
@@ -317,7 +324,7 @@ def route(
     best_der = 0
     ties = 0
     allow_der = routing == 3 and pk[p, F_DER] < q
-    port_occ = prm[PRM_OCCUPANCY] == 1
+    port_vc = prm[PRM_OCCUPANCY] == 1
     fallback = prm[PRM_CHOICE] == 1
     # sleeping-head bookkeeping (see the docstring); masks need pn <= 64
     masks = pn <= 64
@@ -367,9 +374,8 @@ def route(
                 v = best_vc(go, lo, hi, out_used, vt, bout + 1)  # full VCs compete too
             down = out_down_in[go] * vt
             occ = out_used[go * vt + v] + bin_cap - credits[down + v]
-            if port_occ:  # the whole port's load (every VC), as the study's router adds
-                for w in range(vt):
-                    occ += out_used[go * vt + w] + bin_cap - credits[down + w]
+            if port_vc:  # the whole port's load (every VC), as the study's router adds
+                occ += port_occ[go]
             cost = np.int64(occ) * phits
             der = 0
             if o != tport:
@@ -595,6 +601,7 @@ def run_cycles(
     port_stamp,
     link_wake,
     swst,
+    port_occ,
     # endpoints
     src_q,
     src_h,
@@ -691,6 +698,7 @@ def run_cycles(
             credits[ivc] += 1
             uo = in_up_out[ivc // vt]
             if uo >= 0:  # the upstream port's cost changed and its link may send
+                port_occ[uo] -= 1
                 _touch(uo, pt, st, port_stamp, swst)
                 if link_wake[uo] > t:
                     link_wake[uo] = t
@@ -703,6 +711,7 @@ def run_cycles(
             st[S_SF_H] = (st[S_SF_H] + 1) % cap
             st[S_SF_N] -= 1
             out_used[ovc] -= 1
+            port_occ[ovc // vt] -= 1
             _touch(ovc // vt, pt, st, port_stamp, swst)
         cap = dfifo.shape[0]
         while st[S_DF_N] > 0 and dfifo[st[S_DF_H], 0] <= t:
@@ -921,6 +930,7 @@ def run_cycles(
                         if credits[dvc] <= 0:
                             continue  # its credit return wakes the link
                         credits[dvc] -= 1
+                        port_occ[g] += 1
                         _touch(g, pt, st, port_stamp, swst)
                         if in_n[dvc] == 0:
                             head[dvc, H_EVT] = -1  # a new head
@@ -1019,13 +1029,13 @@ def run_cycles(
                             continue  # none of its candidate ports changed: fails for sure
                     olp, ov, der = route(
                         s, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm,
-                        out_down_in, credits, bin_cap, head, ivc, port_stamp,
+                        out_down_in, credits, bin_cap, head, ivc, port_stamp, port_occ,
                     )
                     if olp == -2:  # the check call asks for a full evaluation
                         head[ivc, H_EVT] = -1
                         olp, ov, der = route(
                             s, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm,
-                            out_down_in, credits, bin_cap, head, ivc, port_stamp,
+                            out_down_in, credits, bin_cap, head, ivc, port_stamp, port_occ,
                         )
                     if olp < 0:
                         head[ivc, H_EVT] = st[S_EVT]
@@ -1057,6 +1067,7 @@ def run_cycles(
                     out_q[ovc, (out_h[ovc] + out_n[ovc]) % bout_cap] = p
                     out_n[ovc] += 1
                     out_used[ovc] += 1
+                    port_occ[go] += 1
                     out_port_n[go] += 1
                     _touch(go, pt, st, port_stamp, swst)
                     if link_wake[go] > t + rdel:
