@@ -465,7 +465,9 @@ SW_WAKE = 2  # first cycle at which a head may be grantable without a change
 SW_LINK = 3  # first cycle at which one of its links may start a packet
 SW_IN = 4  # packets in its input buffers
 SW_WATCH = 5  # union of its input ports' watch masks (``ip_watch``)
-N_SW = 6
+SW_INP = 6  # mask of its input ports holding packets (switches of <= 64 ports)
+SW_OUTP = 7  # mask of its output ports the link stage must look at (see there)
+N_SW = 8
 
 GEN_WHEEL = 1024  # buckets of the open-loop arrival wheel
 
@@ -939,6 +941,7 @@ def run_cycles(
                         in_port_n[down] += 1
                         sd = down // pt
                         swst[sd, SW_IN] += 1
+                        swst[sd, SW_INP] |= _bit(down - sd * pt, pt)
                         if ip_wake[down] > t + lat:
                             ip_wake[down] = t + lat
                         if swst[sd, SW_WAKE] > t + lat:
@@ -987,17 +990,50 @@ def run_cycles(
                 ps = t % pt  # a pointer advanced every cycle from 0
             else:
                 ps = rand_int(rng, pt)
-            for i in range(pt):
-                lp = ps + i
-                if lp >= pt:
-                    lp -= pt
+            # Input ports from ``ps`` on, cyclically.  Switches of <= 64 ports
+            # walk the set bits of the mask of ports holding packets (first
+            # those >= ps, then those below), in the same order as the full
+            # cyclic sweep; the wake-up and watch mask of the switch are
+            # gathered on the way (a port's own visit is the only thing in
+            # this stage that changes its packets, wake-up or watch mask).
+            w_s = NEVER
+            m_s = np.int64(0)
+            wide = pt > 64
+            seq = np.int64(0)
+            rest = np.int64(0)
+            if not wide:
+                m_in = swst[s, SW_INP]
+                hi_m = (m_in >> ps) << ps
+                seq = hi_m
+                rest = m_in ^ hi_m
+            i = 0
+            while True:
+                if wide:
+                    if i >= pt:
+                        break
+                    lp = ps + i
+                    i += 1
+                    if lp >= pt:
+                        lp -= pt
+                else:
+                    if seq == 0:
+                        if rest == 0:
+                            break
+                        seq = rest
+                        rest = np.int64(0)
+                    lp = _ctz(seq)
+                    seq &= seq - 1
                 g = s * pt + lp
                 if in_port_n[g] == 0:
                     continue
                 if ip_wake[g] > t and (ip_watch[g] & (chg | swst[s, SW_CHG])) == 0:
+                    w_s = min(w_s, ip_wake[g])
+                    m_s |= ip_watch[g]
                     continue
                 if xin_busy[g] > t:
                     ip_wake[g] = xin_busy[g]
+                    w_s = min(w_s, ip_wake[g])
+                    m_s |= ip_watch[g]
                     continue
                 if rr_alloc:
                     vs = in_rr[g]
@@ -1027,16 +1063,16 @@ def run_cycles(
                             w_g = min(w_g, head[ivc, H_WAKE])
                             m_g |= head[ivc, H_WATCH]
                             continue  # none of its candidate ports changed: fails for sure
-                    olp, ov, der = route(
-                        s, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm,
-                        out_down_in, credits, bin_cap, head, ivc, port_stamp, port_occ,
-                    )
-                    if olp == -2:  # the check call asks for a full evaluation
-                        head[ivc, H_EVT] = -1
+                    # one call site (route is inlined): a check call that asks
+                    # for a full evaluation (-2) loops once more in full
+                    while True:
                         olp, ov, der = route(
                             s, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm,
                             out_down_in, credits, bin_cap, head, ivc, port_stamp, port_occ,
                         )
+                        if olp != -2:
+                            break
+                        head[ivc, H_EVT] = -1
                     if olp < 0:
                         head[ivc, H_EVT] = st[S_EVT]
                         w_g = min(w_g, head[ivc, H_WAKE])
@@ -1046,6 +1082,8 @@ def run_cycles(
                     in_n[ivc] -= 1
                     in_port_n[g] -= 1
                     swst[s, SW_IN] -= 1
+                    if in_port_n[g] == 0 and pt <= 64:
+                        swst[s, SW_INP] &= ~(np.int64(1) << lp)
                     head[ivc, H_EVT] = -1  # the next packet is a new head
                     # the crossbar moves ``speedup`` phits/cycle but cannot outrun
                     # the packet's tail, still arriving at 1 phit/cycle
@@ -1082,13 +1120,9 @@ def run_cycles(
                     break
                 ip_wake[g] = w_g
                 ip_watch[g] = m_g
-            w_s = NEVER
-            m_s = np.int64(0)
-            for lp in range(pt):
-                g = s * pt + lp
                 if in_port_n[g] > 0:
-                    w_s = min(w_s, ip_wake[g])
-                    m_s |= ip_watch[g]
+                    w_s = min(w_s, w_g)
+                    m_s |= m_g
             swst[s, SW_WAKE] = w_s
             swst[s, SW_WATCH] = m_s
         # --------------------------------------------------------- 4 injection
@@ -1117,6 +1151,7 @@ def run_cycles(
             in_n[ivc] += 1
             in_port_n[g] += 1
             swst[s, SW_IN] += 1
+            swst[s, SW_INP] |= _bit(pn + e % c, pt)
             if ip_wake[g] > t + lat:
                 ip_wake[g] = t + lat
             if swst[s, SW_WAKE] > t + lat:
