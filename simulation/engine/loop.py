@@ -704,6 +704,7 @@ def run_cycles(
                 _touch(uo, pt, st, port_stamp, swst)
                 if link_wake[uo] > t:
                     link_wake[uo] = t
+                    swst[uo // pt, SW_OUTP] |= _bit(uo % pt, pt)
                     if swst[uo // pt, SW_LINK] > t:
                         swst[uo // pt, SW_LINK] = t
         cwheel_n[b] = 0
@@ -893,11 +894,27 @@ def run_cycles(
         # only switches with a link that may start now: link_wake[g] is the
         # first cycle at which link g may send without a change of state
         # (credit returns and crossbar grants bring it forward)
+        # Switches of <= 64 ports walk the set bits of ``SW_OUTP`` (ascending,
+        # as the full sweep): a port outside it has no packet and a link wake-up
+        # of NEVER, which the sweep would skip without a draw.
         for s in range(n_sw):
             if swst[s, SW_LINK] > t:
                 continue
             w_s = NEVER
-            for lp in range(pt):
+            wide = pt > 64
+            seq = swst[s, SW_OUTP]
+            i = 0
+            while True:
+                if wide:
+                    if i >= pt:
+                        break
+                    lp = i
+                    i += 1
+                else:
+                    if seq == 0:
+                        break
+                    lp = _ctz(seq)
+                    seq &= seq - 1
                 g = s * pt + lp
                 lw = link_wake[g]
                 if lw > t:
@@ -905,6 +922,8 @@ def run_cycles(
                     continue
                 if out_port_n[g] == 0:
                     link_wake[g] = NEVER
+                    if not wide:
+                        swst[s, SW_OUTP] &= ~(np.int64(1) << lp)
                     continue
                 if link_busy[g] > t:
                     link_wake[g] = link_busy[g]
@@ -1107,6 +1126,7 @@ def run_cycles(
                     out_used[ovc] += 1
                     port_occ[go] += 1
                     out_port_n[go] += 1
+                    swst[s, SW_OUTP] |= _bit(olp, pt)
                     _touch(go, pt, st, port_stamp, swst)
                     if link_wake[go] > t + rdel:
                         link_wake[go] = t + rdel
