@@ -210,7 +210,7 @@ def _cand_wake(go, v, t, out_used, xout_busy, vt, bout):
 @njit(cache=True, inline="always", error_model="numpy")
 def route(
     sw, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm, out_down_in, credits, bin_cap,
-    head, ivc, port_stamp,
+    head, ivc, port_stamp, port_occ,
 ):  # fmt: skip
     """Choose ``(out_local_port, vc, deroute)`` for packet ``p`` at switch ``sw``.
 
@@ -241,6 +241,13 @@ def route(
     had been evaluated every cycle (the tie-break draws of certain failures
     only consumed the generator).  This relies on a candidate's cost being a
     function of its own output port's state and the packet.
+
+    *Port occupancy.*  ``port_occ[go]`` is the sum over the VCs of output
+    port ``go`` of ``out_used + bin_cap - credits`` (its output slots in use
+    plus the downstream input slots not yet credited back), kept up to date
+    by the cycle loop where either term changes (grant, output slot freed,
+    link send, credit return): the ``port_vc`` cost reads one counter
+    instead of summing ``vt`` pairs of VC counters per candidate.
     """
     c = prm[0]
     pt = prm[1]
@@ -317,7 +324,7 @@ def route(
     best_der = 0
     ties = 0
     allow_der = routing == 3 and pk[p, F_DER] < q
-    port_occ = prm[PRM_OCCUPANCY] == 1
+    port_vc = prm[PRM_OCCUPANCY] == 1
     fallback = prm[PRM_CHOICE] == 1
     # sleeping-head bookkeeping (see the docstring); masks need pn <= 64
     masks = pn <= 64
@@ -367,9 +374,8 @@ def route(
                 v = best_vc(go, lo, hi, out_used, vt, bout + 1)  # full VCs compete too
             down = out_down_in[go] * vt
             occ = out_used[go * vt + v] + bin_cap - credits[down + v]
-            if port_occ:  # the whole port's load (every VC), as the study's router adds
-                for w in range(vt):
-                    occ += out_used[go * vt + w] + bin_cap - credits[down + w]
+            if port_vc:  # the whole port's load (every VC), as the study's router adds
+                occ += port_occ[go]
             cost = np.int64(occ) * phits
             der = 0
             if o != tport:
@@ -459,7 +465,9 @@ SW_WAKE = 2  # first cycle at which a head may be grantable without a change
 SW_LINK = 3  # first cycle at which one of its links may start a packet
 SW_IN = 4  # packets in its input buffers
 SW_WATCH = 5  # union of its input ports' watch masks (``ip_watch``)
-N_SW = 6
+SW_INP = 6  # mask of its input ports holding packets (switches of <= 64 ports)
+SW_OUTP = 7  # mask of its output ports the link stage must look at (see there)
+N_SW = 8
 
 GEN_WHEEL = 1024  # buckets of the open-loop arrival wheel
 
@@ -595,6 +603,7 @@ def run_cycles(
     port_stamp,
     link_wake,
     swst,
+    port_occ,
     # endpoints
     src_q,
     src_h,
@@ -691,9 +700,11 @@ def run_cycles(
             credits[ivc] += 1
             uo = in_up_out[ivc // vt]
             if uo >= 0:  # the upstream port's cost changed and its link may send
+                port_occ[uo] -= 1
                 _touch(uo, pt, st, port_stamp, swst)
                 if link_wake[uo] > t:
                     link_wake[uo] = t
+                    swst[uo // pt, SW_OUTP] |= _bit(uo % pt, pt)
                     if swst[uo // pt, SW_LINK] > t:
                         swst[uo // pt, SW_LINK] = t
         cwheel_n[b] = 0
@@ -703,6 +714,7 @@ def run_cycles(
             st[S_SF_H] = (st[S_SF_H] + 1) % cap
             st[S_SF_N] -= 1
             out_used[ovc] -= 1
+            port_occ[ovc // vt] -= 1
             _touch(ovc // vt, pt, st, port_stamp, swst)
         cap = dfifo.shape[0]
         while st[S_DF_N] > 0 and dfifo[st[S_DF_H], 0] <= t:
@@ -882,11 +894,27 @@ def run_cycles(
         # only switches with a link that may start now: link_wake[g] is the
         # first cycle at which link g may send without a change of state
         # (credit returns and crossbar grants bring it forward)
+        # Switches of <= 64 ports walk the set bits of ``SW_OUTP`` (ascending,
+        # as the full sweep): a port outside it has no packet and a link wake-up
+        # of NEVER, which the sweep would skip without a draw.
         for s in range(n_sw):
             if swst[s, SW_LINK] > t:
                 continue
             w_s = NEVER
-            for lp in range(pt):
+            wide = pt > 64
+            seq = swst[s, SW_OUTP]
+            i = 0
+            while True:
+                if wide:
+                    if i >= pt:
+                        break
+                    lp = i
+                    i += 1
+                else:
+                    if seq == 0:
+                        break
+                    lp = _ctz(seq)
+                    seq &= seq - 1
                 g = s * pt + lp
                 lw = link_wake[g]
                 if lw > t:
@@ -894,6 +922,8 @@ def run_cycles(
                     continue
                 if out_port_n[g] == 0:
                     link_wake[g] = NEVER
+                    if not wide:
+                        swst[s, SW_OUTP] &= ~(np.int64(1) << lp)
                     continue
                 if link_busy[g] > t:
                     link_wake[g] = link_busy[g]
@@ -921,6 +951,7 @@ def run_cycles(
                         if credits[dvc] <= 0:
                             continue  # its credit return wakes the link
                         credits[dvc] -= 1
+                        port_occ[g] += 1
                         _touch(g, pt, st, port_stamp, swst)
                         if in_n[dvc] == 0:
                             head[dvc, H_EVT] = -1  # a new head
@@ -929,6 +960,7 @@ def run_cycles(
                         in_port_n[down] += 1
                         sd = down // pt
                         swst[sd, SW_IN] += 1
+                        swst[sd, SW_INP] |= _bit(down - sd * pt, pt)
                         if ip_wake[down] > t + lat:
                             ip_wake[down] = t + lat
                         if swst[sd, SW_WAKE] > t + lat:
@@ -977,17 +1009,50 @@ def run_cycles(
                 ps = t % pt  # a pointer advanced every cycle from 0
             else:
                 ps = rand_int(rng, pt)
-            for i in range(pt):
-                lp = ps + i
-                if lp >= pt:
-                    lp -= pt
+            # Input ports from ``ps`` on, cyclically.  Switches of <= 64 ports
+            # walk the set bits of the mask of ports holding packets (first
+            # those >= ps, then those below), in the same order as the full
+            # cyclic sweep; the wake-up and watch mask of the switch are
+            # gathered on the way (a port's own visit is the only thing in
+            # this stage that changes its packets, wake-up or watch mask).
+            w_s = NEVER
+            m_s = np.int64(0)
+            wide = pt > 64
+            seq = np.int64(0)
+            rest = np.int64(0)
+            if not wide:
+                m_in = swst[s, SW_INP]
+                hi_m = (m_in >> ps) << ps
+                seq = hi_m
+                rest = m_in ^ hi_m
+            i = 0
+            while True:
+                if wide:
+                    if i >= pt:
+                        break
+                    lp = ps + i
+                    i += 1
+                    if lp >= pt:
+                        lp -= pt
+                else:
+                    if seq == 0:
+                        if rest == 0:
+                            break
+                        seq = rest
+                        rest = np.int64(0)
+                    lp = _ctz(seq)
+                    seq &= seq - 1
                 g = s * pt + lp
                 if in_port_n[g] == 0:
                     continue
                 if ip_wake[g] > t and (ip_watch[g] & (chg | swst[s, SW_CHG])) == 0:
+                    w_s = min(w_s, ip_wake[g])
+                    m_s |= ip_watch[g]
                     continue
                 if xin_busy[g] > t:
                     ip_wake[g] = xin_busy[g]
+                    w_s = min(w_s, ip_wake[g])
+                    m_s |= ip_watch[g]
                     continue
                 if rr_alloc:
                     vs = in_rr[g]
@@ -1017,16 +1082,16 @@ def run_cycles(
                             w_g = min(w_g, head[ivc, H_WAKE])
                             m_g |= head[ivc, H_WATCH]
                             continue  # none of its candidate ports changed: fails for sure
-                    olp, ov, der = route(
-                        s, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm,
-                        out_down_in, credits, bin_cap, head, ivc, port_stamp,
-                    )
-                    if olp == -2:  # the check call asks for a full evaluation
-                        head[ivc, H_EVT] = -1
+                    # one call site (route is inlined): a check call that asks
+                    # for a full evaluation (-2) loops once more in full
+                    while True:
                         olp, ov, der = route(
                             s, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm,
-                            out_down_in, credits, bin_cap, head, ivc, port_stamp,
+                            out_down_in, credits, bin_cap, head, ivc, port_stamp, port_occ,
                         )
+                        if olp != -2:
+                            break
+                        head[ivc, H_EVT] = -1
                     if olp < 0:
                         head[ivc, H_EVT] = st[S_EVT]
                         w_g = min(w_g, head[ivc, H_WAKE])
@@ -1036,6 +1101,8 @@ def run_cycles(
                     in_n[ivc] -= 1
                     in_port_n[g] -= 1
                     swst[s, SW_IN] -= 1
+                    if in_port_n[g] == 0 and pt <= 64:
+                        swst[s, SW_INP] &= ~(np.int64(1) << lp)
                     head[ivc, H_EVT] = -1  # the next packet is a new head
                     # the crossbar moves ``speedup`` phits/cycle but cannot outrun
                     # the packet's tail, still arriving at 1 phit/cycle
@@ -1057,7 +1124,9 @@ def run_cycles(
                     out_q[ovc, (out_h[ovc] + out_n[ovc]) % bout_cap] = p
                     out_n[ovc] += 1
                     out_used[ovc] += 1
+                    port_occ[go] += 1
                     out_port_n[go] += 1
+                    swst[s, SW_OUTP] |= _bit(olp, pt)
                     _touch(go, pt, st, port_stamp, swst)
                     if link_wake[go] > t + rdel:
                         link_wake[go] = t + rdel
@@ -1071,13 +1140,9 @@ def run_cycles(
                     break
                 ip_wake[g] = w_g
                 ip_watch[g] = m_g
-            w_s = NEVER
-            m_s = np.int64(0)
-            for lp in range(pt):
-                g = s * pt + lp
                 if in_port_n[g] > 0:
-                    w_s = min(w_s, ip_wake[g])
-                    m_s |= ip_watch[g]
+                    w_s = min(w_s, w_g)
+                    m_s |= m_g
             swst[s, SW_WAKE] = w_s
             swst[s, SW_WATCH] = m_s
         # --------------------------------------------------------- 4 injection
@@ -1106,6 +1171,7 @@ def run_cycles(
             in_n[ivc] += 1
             in_port_n[g] += 1
             swst[s, SW_IN] += 1
+            swst[s, SW_INP] |= _bit(pn + e % c, pt)
             if ip_wake[g] > t + lat:
                 ip_wake[g] = t + lat
             if swst[s, SW_WAKE] > t + lat:

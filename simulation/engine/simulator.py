@@ -139,6 +139,8 @@ def _run(
         port_stamp=z(n_ports, i64),
         link_wake=np.full(n_ports, L.NEVER, i64),
         swst=_switch_table(net.switches),
+        # per output port: sum over its VCs of out_used + (bin_cap - credits)
+        port_occ=z(n_ports),
         src_q=np.zeros((n_ep, config.source_queue_packets), i32),
         src_h=z(n_ep),
         src_n=z(n_ep),
@@ -183,7 +185,7 @@ def _run(
             state["out_q"], state["out_h"], state["out_n"], state["out_port_n"],
             state["out_used"], state["xout_busy"], state["link_busy"],
             state["out_rr"], state["link_phits"], state["port_stamp"], state["link_wake"],
-            state["swst"],
+            state["swst"], state["port_occ"],
             state["src_q"], state["src_h"], state["src_n"], state["inj_busy"], state["ep_rank"],
             state["cwheel"], state["cwheel_n"], state["sfifo"], state["dfifo"],
             tr.app_kind, tr.app_prob, tr.app_rank0, tr.app_nranks, tr.app_vcset,
@@ -208,6 +210,7 @@ def _run(
         if status == L.STATUS_DONE:
             break
     _check_conservation(st, pk.shape[0], state)
+    _check_port_occupancy(net, vt, config.input_buffer_packets, state)
     if progress is not None:
         progress(1.0)
     return _summarise(config, net, apps, st, t, meas, app_stats, app_done, lat_hist, state)
@@ -255,6 +258,17 @@ def _check_conservation(st: np.ndarray, npool: int, state: dict) -> None:
             f"packet conservation violated: injected={injected} delivered={delivered} "
             f"in_network={in_net} queued={queued} pool_used={npool - int(st[L.S_FREE])}"
         )
+
+
+def _check_port_occupancy(net: Network, vt: int, bin_cap: int, state: dict) -> None:
+    """The loop's incremental per-port occupancy counters against a recount."""
+    occ = state["out_used"].reshape(-1, vt).sum(axis=1, dtype=np.int64)
+    down = net.out_down_in
+    net_ports = down >= 0
+    cr = state["credits"].reshape(-1, vt).sum(axis=1, dtype=np.int64)
+    occ[net_ports] += vt * bin_cap - cr[down[net_ports]]
+    if not np.array_equal(occ, state["port_occ"]):
+        raise RuntimeError("per-port occupancy counters out of step with the VC counters")
 
 
 def _summarise(
