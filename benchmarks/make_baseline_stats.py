@@ -4,12 +4,16 @@ Runs every configuration of :data:`CONFIGS` over :data:`SEEDS` and writes, per
 configuration, the per-seed throughput, mean latency and makespan (and the
 background's throughput where there is one) to a JSON file.  The fixture
 ``tests/simulation/engine/baseline_stats.json`` was produced by running this
-script on the engine *before* the event-driven rewrite (commit d4fd27d)::
+script on the straightforward engine *before* the event-driven rewrite (commit
+d4fd27d: every head re-routed every cycle), with the random allocator's
+uniformly random visiting order of ports and VCs applied to it (the same
+model as today's engine)::
 
     git worktree add /tmp/speedbase d4fd27d
     cp benchmarks/make_baseline_stats.py /tmp/speedbase/benchmarks/
+    # apply the allocator's visiting order (_shuffle in the crossbar and link stages)
     cd /tmp/speedbase && python benchmarks/make_baseline_stats.py \
-        /work/speed/tests/simulation/engine/baseline_stats.json
+        tests/simulation/engine/baseline_stats.json
 
 ``tests/simulation/engine/test_equivalence.py`` imports :data:`CONFIGS` and
 :func:`measure` from this file, so both sides run the very same workloads.

@@ -19,7 +19,8 @@ Timing model (virtual cut-through, per cycle ``t``, in this order):
    its dependencies (deliveries up to this cycle) are met.  At most one
    packet per rank and cycle enters the bounded source queue.
 2. *Links*: every idle output link starts sending the head packet of one of
-   its output VCs (round-robin or random start) whose downstream input VC
+   its output VCs (round-robin, or in a uniformly random order of the VCs)
+   whose downstream input VC
    has a credit (a full packet of space: VCT).  The link is busy ``P``
    cycles; the head reaches the downstream input buffer ``link_latency``
    cycles later.
@@ -501,6 +502,24 @@ PRM_SIDES = 12
 
 
 @njit(cache=True, inline="always")
+def _shuffle_prefix(a, n, rng):
+    """Shuffle ``a[:n]`` in place, uniformly (Fisher-Yates)."""
+    for i in range(n - 1, 0, -1):
+        j = rand_int(rng, i + 1)
+        tmp = a[i]
+        a[i] = a[j]
+        a[j] = tmp
+
+
+@njit(cache=True, inline="always")
+def _shuffle_range(a, n, rng):
+    """``a[:n]`` = a uniformly random permutation of ``range(n)``."""
+    for i in range(n):
+        a[i] = i
+    _shuffle_prefix(a, n, rng)
+
+
+@njit(cache=True, inline="always")
 def _fifo_push(f, st, hi, ni, time, val):
     cap = f.shape[0]
     n = st[ni]
@@ -674,6 +693,8 @@ def run_cycles(
     bsrc_cap = src_q.shape[1]
     n_hist = lat_hist.shape[0]
     n_wheel = cwheel.shape[0]
+    visit = np.empty(pt, np.int64)  # a switch's input ports in visiting order
+    vorder = np.empty(vt, np.int64)  # VCs in visiting order
     t = t0
     if st[S_INIT] == 0:  # first call: open-loop first arrivals, closed-loop ranks active
         st[S_INIT] = 1
@@ -932,13 +953,17 @@ def run_cycles(
                 if rr_alloc:
                     vs = out_rr[g]
                 else:
-                    vs = rand_int(rng, vt)
+                    vs = 0
+                    _shuffle_range(vorder, vt, rng)  # no VC favoured (see the crossbar)
                 down = out_down_in[g]
                 nw = NEVER  # without a send: the earliest head to become ready
                 for k in range(vt):
-                    v = vs + k
-                    if v >= vt:
-                        v -= vt
+                    if rr_alloc:
+                        v = vs + k
+                        if v >= vt:
+                            v -= vt
+                    else:
+                        v = vorder[k]
                     ovc = g * vt + v
                     if out_n[ovc] == 0:
                         continue
@@ -994,8 +1019,8 @@ def run_cycles(
         # heads arrives or may find a crossbar output free (``ip_wake``), or
         # when one of the output ports its blocked heads watch (``ip_watch``)
         # changed since the switch was last visited (``SW_CHG``); a switch when
-        # one of its input ports is.  The random start port and VC are drawn
-        # for the switches and ports visited; the evaluations skipped were
+        # one of its input ports is.  The random visiting orders of ports and
+        # VCs are drawn for the switches and ports visited; the evaluations skipped were
         # failures whatever the draws, so the law of the run is that of a
         # sweep over every head.
         for s in range(n_sw):
@@ -1005,43 +1030,44 @@ def run_cycles(
                 continue
             chg = swst[s, SW_CHG]
             swst[s, SW_CHG] = 0  # from here on: changes made by this allocation
-            if rr_alloc:
-                ps = t % pt  # a pointer advanced every cycle from 0
-            else:
-                ps = rand_int(rng, pt)
-            # Input ports from ``ps`` on, cyclically.  Switches of <= 64 ports
-            # walk the set bits of the mask of ports holding packets (first
-            # those >= ps, then those below), in the same order as the full
-            # cyclic sweep; the wake-up and watch mask of the switch are
-            # gathered on the way (a port's own visit is the only thing in
-            # this stage that changes its packets, wake-up or watch mask).
+            ps = t % pt if rr_alloc else 0  # round robin: a pointer advanced every cycle
+            # The input ports to visit: switches of <= 64 ports take the set
+            # bits of the mask of ports holding packets (from ``ps`` on,
+            # cyclically), wider ones every port.  The random allocator then
+            # visits them in a uniformly random order (Fisher-Yates): a random
+            # *start* with a cyclic sweep would give port ``i`` priority over
+            # port ``i + 1`` in all but one start, i.e. favour the switch's
+            # first endpoint over its last one by 15 to 7 on a 22-port switch.
+            # The wake-up and watch mask of the switch are gathered on the way
+            # (a port's own visit is the only thing in this stage that changes
+            # its packets, wake-up or watch mask).
             w_s = NEVER
             m_s = np.int64(0)
             wide = pt > 64
-            seq = np.int64(0)
-            rest = np.int64(0)
-            if not wide:
+            n_vis = 0
+            if wide:
+                for i in range(pt):
+                    lp = ps + i
+                    if lp >= pt:
+                        lp -= pt
+                    visit[n_vis] = lp
+                    n_vis += 1
+            else:
                 m_in = swst[s, SW_INP]
                 hi_m = (m_in >> ps) << ps
                 seq = hi_m
                 rest = m_in ^ hi_m
-            i = 0
-            while True:
-                if wide:
-                    if i >= pt:
-                        break
-                    lp = ps + i
-                    i += 1
-                    if lp >= pt:
-                        lp -= pt
-                else:
+                while seq != 0 or rest != 0:
                     if seq == 0:
-                        if rest == 0:
-                            break
                         seq = rest
                         rest = np.int64(0)
-                    lp = _ctz(seq)
+                    visit[n_vis] = _ctz(seq)
+                    n_vis += 1
                     seq &= seq - 1
+            if not rr_alloc:
+                _shuffle_prefix(visit, n_vis, rng)
+            for i_vis in range(n_vis):
+                lp = visit[i_vis]
                 g = s * pt + lp
                 if in_port_n[g] == 0:
                     continue
@@ -1057,13 +1083,17 @@ def run_cycles(
                 if rr_alloc:
                     vs = in_rr[g]
                 else:
-                    vs = rand_int(rng, vt)
+                    vs = 0
+                    _shuffle_range(vorder, vt, rng)
                 w_g = NEVER
                 m_g = np.int64(0)
                 for k in range(vt):
-                    v = vs + k
-                    if v >= vt:
-                        v -= vt
+                    if rr_alloc:
+                        v = vs + k
+                        if v >= vt:
+                            v -= vt
+                    else:
+                        v = vorder[k]
                     ivc = g * vt + v
                     if in_n[ivc] == 0:
                         continue

@@ -4,8 +4,9 @@ Performance work on the cycle loop (incremental occupancy counters, shared
 cost caches, memory layout) must leave every run exactly as it was: the same
 seed gives the same random draws in the same order, hence the same
 :class:`~simulation.engine.SimResult`.  ``exact_refactor.json`` holds the full
-result dicts of the configurations below, recorded with the engine at commit
-2d197f3 (``python tests/simulation/engine/test_exact_refactor.py --record``).
+result dicts of the configurations below (``python
+tests/simulation/engine/test_exact_refactor.py --record``), last recorded when
+the random allocator became a uniformly random visiting order (engine 2.0).
 A change that alters the model *on purpose* must re-record the fixture and
 say so; :mod:`test_equivalence` then checks the law against the old engine.
 
