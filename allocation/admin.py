@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from allocation import health_admin  # noqa: F401 - registers the health models
-from allocation.models import Allocation, Job, Machine, Node
+from allocation.models import Allocation, Job, Machine, Node, SiteSettings
 
 
 @admin.register(Machine)
@@ -28,3 +28,19 @@ class JobAdmin(admin.ModelAdmin):
 class AllocationAdmin(admin.ModelAdmin):
     list_display = ("job", "node", "role", "rank", "created_at", "released_at")
     list_select_related = ("job", "node")
+
+
+@admin.register(SiteSettings)
+class SiteSettingsAdmin(admin.ModelAdmin):
+    """One row; the page /settings/ edits it through the service (validated)."""
+
+    list_display = ("default_policy", "updated_at", "updated_by")
+    readonly_fields = ("updated_at", "updated_by")
+
+    def has_add_permission(self, request):
+        return super().has_add_permission(request) and not SiteSettings.objects.exists()
+
+    def save_model(self, request, obj, form, change):
+        from allocation import services
+
+        services.set_site_settings(default_policy=obj.default_policy, user=request.user)

@@ -144,7 +144,11 @@ class CompareForm(forms.Form):
 
 class ReleaseForm(forms.Form):
     status = forms.ChoiceField(choices=[(s, s) for s in sorted(JobStatus.terminal())],
-                               initial=JobStatus.COMPLETED)
+                               initial=JobStatus.COMPLETED, label="Outcome")
+    actual_runtime = seconds_field(
+        "Actual run time (s)",
+        help_text="How long the job really ran; compared with the recommendation's "
+                  "predicted E[T] on the recommendations page. Blank if unknown.")
 
 
 class RecommendationForm(ServiceFieldsMixin, forms.Form):
@@ -172,3 +176,15 @@ class RecommendationForm(ServiceFieldsMixin, forms.Form):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         preselect_only_machine(self)
+
+
+class SiteSettingsForm(forms.Form):
+    default_policy = forms.ChoiceField(
+        required=False, label="Default allocation policy",
+        help_text="Recommendations compare against it and the job form starts on it. "
+                  "Blank: the HX_DEFAULT_POLICY environment setting.")
+
+    def __init__(self, *args, env_default: str = "", **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["default_policy"].choices = [
+            ("", f"— from the environment ({env_default}) —"), *POLICY_CHOICES]

@@ -358,6 +358,17 @@ def select_fastest(*, n_node: int | None = None, times: dict[str, Any] | None = 
     }
 
 
+def job_benchmarks(job: Job) -> list[str]:
+    """The benchmarks the job has stored results for (what select-fastest can use)."""
+    return sorted(set(job.benchmark_results.values_list("benchmark", flat=True)))
+
+
+def job_times(job: Job, benchmark: str) -> list[tuple[str, float]]:
+    """(hostname, seconds) of the job's stored results of one benchmark, fastest first."""
+    return list(job.benchmark_results.filter(benchmark=benchmark)
+                .order_by("seconds", "node__index").values_list("node__hostname", "seconds"))
+
+
 @transaction.atomic
 def record_selection(job: Job, keep: str, dropped: str) -> dict[str, int]:
     """Mark the job's active allocations: kept nodes primary, dropped nodes excluded."""

@@ -78,3 +78,44 @@ class SparesForm(forms.Form):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         preselect_only_machine(self)
+
+
+class BenchmarkUploadForm(forms.Form):
+    """Benchmark times as a CSV file, or pasted CSV or JSON (the API's two formats)."""
+
+    file = forms.FileField(required=False, label="CSV file",
+                           help_text="Header job,benchmark,node,seconds[,measured_at]; "
+                                     "any number of jobs and benchmarks.")
+    text = forms.CharField(
+        required=False, label="Or paste CSV or JSON",
+        widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false",
+                                     "placeholder": "job,benchmark,node,seconds\n"
+                                                    "42,stream,hx001,1.02"}),
+        help_text='JSON: {"job": 42, "benchmark": "stream", "results": '
+                  '[{"node": "hx001", "seconds": 1.02}]}. Re-uploading a job\'s '
+                  "benchmark replaces it.")
+
+    def clean(self):
+        data = super().clean()
+        if not data.get("file") and not (data.get("text") or "").strip():
+            raise forms.ValidationError("Choose a CSV file or paste CSV or JSON.")
+        if data.get("file") and (data.get("text") or "").strip():
+            raise forms.ValidationError("Give a file or pasted text, not both.")
+        return data
+
+
+class SelectFastestForm(forms.Form):
+    """Keep the N fastest nodes of a job after its benchmark."""
+
+    benchmark = forms.ChoiceField(choices=())
+    n_node = forms.IntegerField(min_value=1, label="Nodes to keep",
+                                help_text="The job's node count by default; the rest are "
+                                          "dropped.")
+    abnormal_threshold = BoundedFloatField(
+        required=False, min_value=1.0, unit="× the median",
+        label="Abnormal above (× the median)",
+        help_text="Blank: the portal's rule. Nodes slower than this are flagged abnormal.")
+
+    def __init__(self, *args, benchmarks: list[str] = (), **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["benchmark"].choices = [(b, b) for b in benchmarks]

@@ -2,39 +2,37 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 from collections import defaultdict
-from datetime import UTC, datetime
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.views import View
-from django.views.generic import DetailView, TemplateView
+from django.views.generic import DetailView, FormView, TemplateView
 
 from allocation import health
-from allocation.grid import GridShape, build_plane
-from allocation.health_charts import Mark, Series, histogram, line_chart
-from allocation.health_forms import DrainForm, EstimationForm, HealthFilterForm, SparesForm
-from allocation.models import Estimate, EstimationRun, Machine, Node, NodeState
+from allocation.grid import candidate_grid, health_grid
+from allocation.health_forms import (
+    BenchmarkUploadForm,
+    DrainForm,
+    EstimationForm,
+    HealthFilterForm,
+    SelectFastestForm,
+    SparesForm,
+)
+from allocation.models import Estimate, EstimationRun, Job, Machine, Node
 from allocation.models.benchmarks import DEFAULT_WINDOW_DAYS
-from hxportal.roles import Role
+from hxportal import charts, hostlists, ownership
+from hxportal.roles import Role, role_at_least
 from hxportal.templatetags import hxformat as fmt
 from hxportal.views import RoleRequiredMixin, add_form_errors
 
 ESTIMATES_PER_CHART = 100
-
-
-def _time_ticks(stamps: list[float]) -> list[tuple[float, str]]:
-    if not stamps:
-        return []
-    lo, hi = min(stamps), max(stamps)
-    count = 1 if hi == lo else 4
-    layout = "%Y-%m-%d" if hi - lo > 2 * 86400 else "%m-%d %H:%M"
-    return [(lo + (hi - lo) * i / max(count - 1, 1),
-             datetime.fromtimestamp(lo + (hi - lo) * i / max(count - 1, 1), tz=UTC)
-             .strftime(layout)) for i in range(count)]
 
 
 def _median(values: list[float]) -> float | None:
@@ -72,22 +70,14 @@ class MachineHealthView(RoleRequiredMixin, TemplateView):
         window = choice.get("window") or DEFAULT_WINDOW_DAYS
         state = health.machine_health(machine, choice.get("benchmark") or "", window,
                                       reader=self.request.user)
-        shape = GridShape(tuple(machine.sides))
-        plane = min(max(choice.get("plane") or 0, 0), shape.planes - 1)
-        start, end = shape.switch_range(plane)
-        by_node = state.by_node
-        nodes = []
-        for node in machine.nodes.filter(switch__gte=start, switch__lt=end).values(
-                "switch", "coords", "local", "hostname", "state"):
-            item = by_node.get(node["hostname"])
-            node["level"] = health.suspicion_level(item)
-            node["tip"] = (f"{node['hostname']}: no {state.benchmark or 'benchmark'} runs"
-                           if item is None else
-                           f"{node['hostname']}: {item.abnormal_runs}/{item.runs} runs abnormal,"
-                           f" score {item.score:.2f}")
-            if node["state"] != NodeState.UP:
-                node["tip"] += f" ({node['state']})"
-            nodes.append(node)
+        levels = {name: (health.suspicion_level(item),
+                         f"{item.abnormal_runs}/{item.runs} {state.benchmark} runs abnormal,"
+                         f" score {item.score:.2f}") for name, item in state.by_node.items()}
+        query = urlencode({"benchmark": state.benchmark, "window": window})
+        grid = health_grid(
+            machine, levels, request=self.request, plane=choice.get("plane"),
+            href=lambda host: reverse("allocation:node_health", args=[machine.name, host])
+            + f"?{query}")
         node_states = dict(machine.nodes.filter(
             hostname__in=[s.node for s in state.suspicion if s.abnormal_runs][:500]
         ).values_list("hostname", "state"))
@@ -97,29 +87,20 @@ class MachineHealthView(RoleRequiredMixin, TemplateView):
                  if s.abnormal_runs and not s.drain_candidate][:20]
         context = super().get_context_data(**kwargs)
         context.update(
-            machine=machine, state=state, form=form, shape=shape, plane=plane,
-            plane_labels=list(enumerate(shape.plane_labels())),
-            grid=build_plane(shape, plane, nodes), candidates=candidates, watch=watch,
+            machine=machine, state=state, form=form, grid=grid, plane=grid.plane,
+            candidates=candidates, watch=watch,
             histogram=self._histogram(state), estimate_charts=self._estimate_charts(machine),
             runs=machine.estimation_runs.select_related("user")[:5],
             estimation_form=self.estimation_form or EstimationForm(
                 initial={"window_days": window}),
             drain_factor=f"{health.DRAIN_FACTOR:g}",
             drain_probability=f"{health.DRAIN_PROBABILITY:g}",
-            query=urlencode({"benchmark": state.benchmark, "window": window}),
-            levels=[("ok", "no abnormal run"), ("watch", "some abnormal runs"),
-                    ("suspect", "drain candidate"), ("nodata", "no data")])
+            query=query)
         return context
 
     @staticmethod
-    def _histogram(state: health.MachineHealth):
-        normal = [s for s, flag, _ in state.latest.values() if not flag]
-        abnormal = [s for s, flag, _ in state.latest.values() if flag]
-        median = _median(normal + abnormal)
-        threshold = (median * state.ratio_threshold
-                     if median is not None and state.ratio_threshold else None)
-        return histogram(normal, abnormal, threshold=threshold, median=median,
-                         title=f"latest {state.benchmark} time per node", testid="histogram")
+    def _histogram(state: health.MachineHealth) -> dict | None:
+        return latest_time_histogram(state)
 
     @staticmethod
     def _estimate_charts(machine: Machine) -> list[dict]:
@@ -128,31 +109,65 @@ class MachineHealthView(RoleRequiredMixin, TemplateView):
                 :ESTIMATES_PER_CHART * 10]:
             if len(by_benchmark[estimate.benchmark]) < ESTIMATES_PER_CHART:
                 by_benchmark[estimate.benchmark].append(estimate)
-        charts = []
-        for name, items in sorted(by_benchmark.items()):
-            items.reverse()
-            xs = [e.created_at.timestamp() for e in items]
-            ticks = _time_ticks(xs)
-            with_alpha = [(x, e.alpha_abn) for x, e in zip(xs, items, strict=True)
-                          if e.alpha_abn is not None]
-            charts.append({
-                "benchmark": name, "latest": items[-1],
-                "p_abn": line_chart(
-                    [Series("p_abn", xs, [e.p_abn for e in items], "s1", markers=True)],
-                    band=(xs, [e.p_abn_low for e in items], [e.p_abn_high for e in items]),
-                    title=f"{name}: p_abn with its 95% interval", testid=f"p-abn-{name}",
-                    x_label="estimated at", y_label="p_abn", x_ticks=ticks, y_zero=True),
-                "alpha": line_chart(
-                    [Series("alpha_abn", [x for x, _ in with_alpha],
-                            [a for _, a in with_alpha], "s2", markers=True)],
-                    title=f"{name}: alpha_abn", testid=f"alpha-{name}",
-                    x_label="estimated at", y_label="alpha_abn", x_ticks=ticks),
-                "t_bench": line_chart(
-                    [Series("t_bench", xs, [e.t_bench for e in items], "s3", markers=True)],
-                    title=f"{name}: t_bench", testid=f"t-bench-{name}",
-                    x_label="estimated at", y_label="t_bench (s)", x_ticks=ticks),
-            })
-        return charts
+        return [{"benchmark": name, "latest": items[0], **estimate_charts(name, items[::-1])}
+                for name, items in sorted(by_benchmark.items())]
+
+
+def latest_time_histogram(state: health.MachineHealth) -> dict | None:
+    """Each node's latest time, binned; abnormal nodes a separate red series on a log
+    count axis, so one abnormal node among thousands still shows."""
+    latest = list(state.latest.values())
+    if not latest:
+        return None
+    edges, scale = charts.histogram_bins([s for s, _, _ in latest])
+    normal = [0] * (len(edges) - 1)
+    abnormal = [0] * (len(edges) - 1)
+    for seconds, flag, _ in latest:
+        (abnormal if flag else normal)[charts.bin_index(edges, seconds)] += 1
+    median = _median([s for s, _, _ in latest])
+    lines = []
+    if median is not None and state.ratio_threshold:
+        threshold = median * state.ratio_threshold
+        if edges[0] <= threshold <= edges[-1]:
+            lines.append((charts.fractional_position(edges, threshold, scale),
+                          f"abnormal threshold {fmt.sig(threshold, 3)} s"))
+    if median is not None:
+        lines.append((charts.fractional_position(edges, median, scale),
+                      f"median {fmt.sig(median, 3)} s"))
+    labels = [f"{fmt.sig(lo, 3)}–{fmt.sig(hi, 3)}" for lo, hi in itertools.pairwise(edges)]
+    return charts.bar_chart(
+        "histogram", f"Latest {state.benchmark} time per node ({len(latest):,} nodes, "
+                     f"{sum(abnormal):,} abnormal)",
+        charts.axis(f"latest {state.benchmark} time", "s", scale="category"),
+        charts.axis("nodes", "count", scale="log" if sum(abnormal) else "linear"),
+        labels, [charts.bars("normal", normal, colour=2),
+                 charts.bars("abnormal", abnormal, role="bad")],
+        stacked=True, vlines=lines, filename=f"{state.machine.name}-{state.benchmark}-times")
+
+
+def estimate_charts(benchmark: str, items: list[Estimate]) -> dict:
+    """p_abn with its 95 % interval, alpha_abn and t_bench over time (oldest first)."""
+    xs = [e.created_at.timestamp() for e in items]
+    when = charts.axis("estimated at", "UTC", scale="time")
+    alpha = [(x, e.alpha_abn) for x, e in zip(xs, items, strict=True) if e.alpha_abn is not None]
+    t_bench = [e.t_bench for e in items]
+    return {
+        "p_abn": charts.xy_chart(
+            f"p-abn-{benchmark}", f"{benchmark}: p_abn with its 95 % interval", when,
+            charts.axis("p_abn", "probability", zero=True),
+            [charts.band("95 % interval", xs, [e.p_abn_low for e in items],
+                         [e.p_abn_high for e in items]),
+             charts.line("p_abn", xs, [e.p_abn for e in items], points=True)]),
+        "alpha": charts.xy_chart(
+            f"alpha-{benchmark}", f"{benchmark}: alpha_abn (slowdown of an abnormal node)",
+            when, charts.axis("alpha_abn", "×"),
+            [charts.line("alpha_abn", [x for x, _ in alpha], [a for _, a in alpha],
+                         colour=1, points=True)]),
+        "t_bench": charts.xy_chart(
+            f"t-bench-{benchmark}", f"{benchmark}: t_bench", when,
+            charts.axis("t_bench", "s", scale=charts.scale_for(t_bench)),
+            [charts.line("t_bench", xs, t_bench, colour=2, points=True)]),
+    }
 
 
 class NodeHealthPageView(RoleRequiredMixin, TemplateView):
@@ -175,13 +190,16 @@ class NodeHealthPageView(RoleRequiredMixin, TemplateView):
             row["abnormal"] = threshold is not None and row["ratio"] > threshold
         ordered = list(reversed(history))
         xs = [r["measured_at"].timestamp() for r in ordered]
-        chart = line_chart(
-            [Series("time / job median", xs, [r["ratio"] for r in ordered], "s1",
-                    markers=True, highlight=[r["abnormal"] for r in ordered])],
-            hlines=[(threshold, f"threshold {threshold:.3g}x")] if threshold else [],
-            title=f"{node.hostname}: {state.benchmark} time relative to its job's median",
-            testid="node-history", x_label="measured at", y_label="time / job median",
-            x_ticks=_time_ticks(xs))
+        ratios = [r["ratio"] for r in ordered]
+        chart = charts.xy_chart(
+            "node-history",
+            f"{node.hostname}: {state.benchmark} time relative to its job's median",
+            charts.axis("measured at", "UTC", scale="time"),
+            charts.axis("time / job median", "×", scale=charts.scale_for(ratios)),
+            [charts.line("time / job median", xs, ratios, points=True,
+                         highlight=[r["abnormal"] for r in ordered])],
+            hlines=[(threshold, f"abnormal threshold {threshold:.3g}×")] if threshold else [],
+            filename=f"{node.hostname}-{state.benchmark}-history") if ordered else None
         context = super().get_context_data(**kwargs)
         context.update(machine=machine, node=node, state=state, history=history, chart=chart,
                        suspicion=state.by_node.get(node.hostname), window=window,
@@ -292,21 +310,169 @@ class SparesPageView(RoleRequiredMixin, TemplateView):
 
     @staticmethod
     def _charts(r: dict) -> dict:
-        xs = [p["n_spare"] for p in r["curve"]]
-        common = {"x_label": "N_spare"}
-        return {
-            "cost": line_chart(
-                [Series("E[C]", xs, [p["expected_cost"] for p in r["curve"]], "s1")],
-                hlines=[(r["as_is_cost"], f"As-is {fmt.sig(r['as_is_cost'], 4)}")],
-                marks=[Mark(r["n_spare"], r["expected_cost"],
-                            f"optimum N_spare={r['n_spare']}: {fmt.sig(r['expected_cost'], 4)}")],
-                title="expected cost E[C] (node-seconds) against N_spare", testid="cost-curve",
-                y_label="E[C] (node-s)", **common),
-            "time": line_chart(
-                [Series("E[T_total]", xs, [p["expected_time"] for p in r["curve"]], "s2")],
-                hlines=[(r["as_is_time"], f"As-is {fmt.seconds(r['as_is_time'])}")],
-                marks=[Mark(r["n_spare"], r["expected_time"],
-                            f"at the optimum: {fmt.seconds(r['expected_time'])}")],
-                title="expected time E[T_total] (s) against N_spare", testid="time-curve",
-                y_label="E[T_total] (s)", **common),
-        }
+        return spare_curves(r)
+
+
+def spare_curves(r: dict, *, testid: str = "cost-curve", policy: str = "") -> dict:
+    """E[C] and E[T_total] against N_spare, As-is as a line, the optimum marked."""
+    xs = [p["n_spare"] for p in r["curve"]]
+    cost = [p["expected_cost"] for p in r["curve"]]
+    times = [p["expected_time"] for p in r["curve"]]
+    x = charts.axis("N_spare", "nodes", zero=True)
+    suffix = f" ({policy})" if policy else ""
+    out = {"cost": charts.xy_chart(
+        testid, f"Expected cost E[C] against N_spare{suffix}", x,
+        charts.axis("E[C]", "node-s", scale=charts.scale_for([*cost, r["as_is_cost"]])),
+        [charts.line("E[C]", xs, cost)],
+        hlines=[(r["as_is_cost"], f"As-is {fmt.node_seconds(r['as_is_cost'])}")],
+        marks=[(r["n_spare"], r["expected_cost"],
+                f"optimum N_spare = {r['n_spare']}: {fmt.node_seconds(r['expected_cost'])}")])}
+    if times and r.get("as_is_time") is not None:
+        out["time"] = charts.xy_chart(
+            "time-curve", f"Expected time E[T_total] against N_spare{suffix}", x,
+            charts.axis("E[T_total]", "s", scale=charts.scale_for([*times, r["as_is_time"]])),
+            [charts.line("E[T_total]", xs, times, colour=1)],
+            hlines=[(r["as_is_time"], f"As-is {fmt.seconds(r['as_is_time'])}")],
+            marks=[(r["n_spare"], r["expected_time"],
+                    f"at the optimum: {fmt.seconds(r['expected_time'])}")])
+    return out
+
+
+# --------------------------------------------------------------------------
+# Benchmark upload and keep-the-fastest (the API's actions, as pages)
+
+
+def upload_owner(user):
+    """Whose jobs a page upload may write for: any (None) for admins, else one's own;
+    the rule of ``POST /api/v1/benchmarks/``."""
+    return None if role_at_least(user, Role.ADMIN) else user
+
+
+class BenchmarkUploadView(RoleRequiredMixin, FormView):
+    """Upload benchmark times from a CSV file or pasted CSV/JSON; each problem is
+    listed with the row it is about, nothing is stored unless every row is valid."""
+
+    required_role = Role.OPERATOR
+    template_name = "allocation/benchmark_upload.html"
+    form_class = BenchmarkUploadForm
+
+    def form_valid(self, form):
+        upload = form.cleaned_data.get("file")
+        try:
+            if upload is not None:
+                if upload.size > settings.HX_MAX_BODY_BYTES:
+                    raise ValidationError({"file": ["larger than the upload limit"]})
+                try:
+                    text = upload.read().decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise ValidationError({"file": ["not UTF-8 text"]}) from exc
+            else:
+                text = form.cleaned_data["text"].strip()
+            owner = upload_owner(self.request.user)
+            if upload is None and text[:1] in "{[":
+                try:
+                    payload = json.loads(text, parse_constant=float)
+                except ValueError as exc:
+                    raise ValidationError({"text": [f"not valid JSON: {exc}"]}) from exc
+                result = health.ingest_payload(payload, owner=owner)
+            else:
+                result = health.ingest_csv(text, owner=owner)
+        except ValidationError as exc:
+            rows = _row_errors(exc, form)
+            return self.render_to_response(self.get_context_data(form=form, row_errors=rows))
+        replaced = f", replacing {result.replaced:,}" if result.replaced else ""
+        messages.success(self.request, f"Stored {result.stored:,} benchmark times{replaced}.")
+        return self.render_to_response(self.get_context_data(
+            form=BenchmarkUploadForm(), result=result))
+
+
+def _row_errors(exc: ValidationError, form) -> list[tuple[str, str]]:
+    """Field problems go next to the form's fields; row problems into a table."""
+    rows = []
+    if not hasattr(exc, "error_dict"):
+        form.add_error(None, exc.messages)
+        return rows
+    for key, problems in exc.message_dict.items():
+        if key in form.fields:
+            form.add_error(key, problems)
+        else:
+            rows.extend((key, p) for p in problems)
+    return rows
+
+
+class SelectFastestPageView(RoleRequiredMixin, FormView):
+    """After a job's benchmark: keep its N fastest nodes, drop the rest. Everyone who may
+    read the job previews; its owner (or an admin) records the roles, as with
+    ``POST /api/v1/select-fastest/`` and ``record_roles``."""
+
+    template_name = "allocation/select_fastest.html"
+    form_class = SelectFastestForm
+    http_method_names = ["get", "post", "head", "options"]
+
+    def dispatch(self, request, *args, **kwargs):
+        # Recording (POST) changes the job: only rows one may change, else 404 as the API.
+        scope = ownership.writable if request.method == "POST" else ownership.readable
+        self.job = get_object_or_404(scope(Job.objects.select_related("machine", "owner"),
+                                           request.user, "owner"), pk=kwargs["pk"])
+        self.benchmarks = health.job_benchmarks(self.job)
+        return super().dispatch(request, *args, **kwargs)
+
+    def get_form_kwargs(self):
+        kwargs = super().get_form_kwargs()
+        if self.request.method == "GET" and self.request.GET.get("benchmark"):
+            data = self.request.GET.copy()  # a preview is a GET with the form's values
+            data.setdefault("n_node", str(self.job.node_count))
+            kwargs["data"] = data
+        return {**kwargs, "benchmarks": self.benchmarks}
+
+    def get_initial(self):
+        return {"n_node": self.job.node_count,
+                "benchmark": self.benchmarks[0] if self.benchmarks else ""}
+
+    def get(self, request, *args, **kwargs):
+        form = self.get_form()
+        if form.is_bound:
+            return self.form_valid(form) if form.is_valid() else self.form_invalid(form)
+        return self.render_to_response(self.get_context_data(form=form))
+
+    def can_record(self) -> bool:
+        return (role_at_least(self.request.user, Role.OPERATOR)
+                and ownership.may_change(self.request.user, self.job.owner_id)
+                and self.job.status in ("allocated", "running"))
+
+    def get_context_data(self, **kwargs):
+        return super().get_context_data(job=self.job, benchmarks=self.benchmarks,
+                                        can_record=self.can_record(), **kwargs)
+
+    def form_valid(self, form):
+        data = form.cleaned_data
+        record = self.request.method == "POST"
+        if record and not self.can_record():
+            form.add_error(None, "Only the job's owner or an admin may record the selection, "
+                                 "and only while the job holds its nodes.")
+            return self.form_invalid(form)
+        try:
+            result = health.select_fastest(
+                n_node=data["n_node"], job=self.job, benchmark=data["benchmark"],
+                abnormal_threshold=data.get("abnormal_threshold"))
+            if record:
+                roles = health.record_selection(self.job, result["keep"], result["dropped"])
+        except ValidationError as exc:
+            add_form_errors(form, exc)
+            return self.form_invalid(form)
+        if record:
+            messages.success(self.request, f"Job {self.job.pk}: kept {roles['primary']:,} "
+                                           f"nodes, excluded {roles['excluded']:,}.")
+            return redirect(self.job)
+        keep = set(hostlists.expand(result["keep"]))
+        abnormal = set(hostlists.expand(result["abnormal"])) | set(
+            hostlists.expand(result["abnormal_kept"]))
+        times = [{"hostname": host, "seconds": seconds, "kept": host in keep,
+                  "abnormal": host in abnormal,
+                  "ratio": seconds / result["median"] if result["median"] else None}
+                 for host, seconds in health.job_times(self.job, result["benchmark"])]
+        grid = candidate_grid(
+            self.job.machine, keep, excluded=set(hostlists.expand(result["dropped"])),
+            request=self.request, testid="selection-grid", label="kept")
+        return self.render_to_response(self.get_context_data(
+            form=form, result=result, times=times, grid=grid))

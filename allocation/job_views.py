@@ -8,14 +8,15 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views import View
 from django.views.generic import DetailView, FormView, ListView
 
-from allocation import jobs, queries
+from allocation import health, jobs, services
 from allocation.filtersets import JobFilterSet
 from allocation.forms import CompareForm, JobForm, ReleaseForm
-from allocation.grid import GridShape, build_plane
+from allocation.grid import candidate_grid, job_grid
 from allocation.models import Job, Machine
 from hxportal import ownership
 from hxportal.errors import ConflictError
 from hxportal.roles import Role
+from hxportal.templatetags import hxformat
 from hxportal.views import OwnedRowsMixin, RoleRequiredMixin, add_form_errors
 
 HIGHER_IS_BETTER = {"pb_exact": True, "pb_bound": True, "avg_distance": False,
@@ -45,24 +46,17 @@ class JobDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
     queryset = Job.objects.select_related("owner", "machine")
     owner_field = "owner"
 
+    #: A bound release form with errors, when a release was refused (shown in place).
+    release_form: ReleaseForm | None = None
+
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         job = self.object
-        machine = job.machine
-        shape = GridShape(tuple(machine.sides))
-        held = set(job.allocations.values_list("node__switch", flat=True))
-        plane = min(held) // shape.plane_size if held else 0
-        start, end = shape.switch_range(plane)
-        roles = dict(job.allocations.filter(node__switch__gte=start, node__switch__lt=end)
-                     .values_list("node_id", "role"))
-        nodes = list(machine.nodes.filter(switch__gte=start, switch__lt=end).values(
-            "id", "switch", "coords", "local", "hostname", "state"))
-        for node in nodes:
-            node["mark"] = roles.get(node["id"], "")
-        context.update(grid=build_plane(shape, plane, nodes), shape=shape,
-                       hostlists=jobs.job_hostlists(job), plane=plane,
-                       properties=job.properties or {},
-                       can_act=self._can_act(job), release_form=ReleaseForm())
+        context.update(grid=job_grid(job, request=self.request, reader=self.request.user),
+                       hostlists=jobs.job_hostlists(job), properties=job.properties or {},
+                       can_act=self._can_act(job),
+                       release_form=self.release_form or ReleaseForm(),
+                       benchmarks=health.job_benchmarks(job))
         return context
 
     def _can_act(self, job: Job) -> bool:
@@ -70,7 +64,8 @@ class JobDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
 
 
 class JobReleaseView(RoleRequiredMixin, View):
-    """Operators release their own jobs (admins any): completed, failed or cancelled."""
+    """Operators release their own jobs (admins any): completed, failed or cancelled,
+    with the actual run time (it feeds predicted-against-actual)."""
 
     required_role = Role.OPERATOR
 
@@ -78,16 +73,25 @@ class JobReleaseView(RoleRequiredMixin, View):
         job = get_object_or_404(ownership.writable(Job.objects.all(), request.user, "owner"),
                                 pk=pk)
         form = ReleaseForm(request.POST)
-        if not form.is_valid():
-            messages.error(request, "; ".join(e for errs in form.errors.values() for e in errs))
-            return redirect(job)
-        try:
-            jobs.finish_job(job, form.cleaned_data["status"])
-        except (ValidationError, ConflictError) as exc:
-            messages.error(request, getattr(exc, "message", None) or "; ".join(exc.messages))
-            return redirect(job)
-        messages.success(request, f"Job {job.pk} {form.cleaned_data['status']}; nodes freed.")
-        return redirect(job)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                jobs.finish_job(job, data["status"], data.get("actual_runtime"))
+            except ConflictError as exc:  # finished meanwhile: the page no longer has the form
+                messages.error(request, exc.message)
+                return redirect(job)
+            except ValidationError as exc:
+                add_form_errors(form, exc)
+            else:
+                ran = (f" after {hxformat.seconds(data['actual_runtime'])}"
+                       if data.get("actual_runtime") else "")
+                messages.success(request, f"Job {job.pk} {data['status']}{ran}; nodes freed.")
+                return redirect(job)
+        # Refused: the job page again, the errors next to the release form's fields.
+        page = JobDetailView(release_form=form)
+        page.setup(request, pk=pk)
+        page.object = page.get_object()
+        return page.render_to_response(page.get_context_data(object=page.object))
 
 
 class JobSubmitView(RoleRequiredMixin, FormView):
@@ -101,6 +105,9 @@ class JobSubmitView(RoleRequiredMixin, FormView):
 
     def get_context_data(self, **kwargs):
         return super().get_context_data(machine=self.machine, **kwargs)
+
+    def get_initial(self):
+        return {"policy": services.default_policy()}
 
     def form_valid(self, form):
         data = form.cleaned_data
@@ -135,18 +142,12 @@ class ComparePoliciesView(RoleRequiredMixin, DetailView):
         except ValidationError as exc:
             add_form_errors(form, exc)
             return context
-        shape = GridShape(tuple(machine.sides))
-        start, end = shape.switch_range(0)
-        base = list(machine.nodes.filter(switch__gte=start, switch__lt=end).values(
-            "index", "switch", "coords", "local", "hostname", "state"))
-        busy = set(queries.held_node_indices(machine))
-        panels = []
-        for candidate in candidates:
-            chosen = set(candidate.endpoints)
-            nodes = [{**n, "mark": "chosen" if n["index"] in chosen else (
-                "busy" if n["index"] in busy else "")} for n in base]
-            panels.append({"candidate": candidate, "grid": build_plane(shape, 0, nodes)})
-        context.update(panels=panels, best=_best_values(candidates), shape=shape,
+        panels = [{"candidate": c, "grid": None if c.error else candidate_grid(
+                       machine, c.hostnames, request=self.request,
+                       testid=f"compare-grid-{c.policy}", compact=True)}
+                  for c in candidates]
+        context.update(panels=panels, best=_best_values(candidates),
+                       legend_grid=next((p["grid"] for p in panels if p["grid"]), None),
                        metrics=list(HIGHER_IS_BETTER))
         return context
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from django.db.models import Exists, OuterRef, QuerySet, Subquery
+from django.db.models import Count, Exists, OuterRef, QuerySet, Subquery
 
-from allocation.models import Allocation, Job, JobStatus, Machine, Node
-from hxportal import ownership
+from allocation.models import Allocation, Job, JobStatus, Machine, Node, NodeState
+from hxportal import hostlists, ownership
 
 
 def nodes_with_job(queryset: QuerySet[Node] | None = None, reader=None) -> QuerySet[Node]:
@@ -33,3 +33,42 @@ def held_node_indices(machine: Machine) -> list[int]:
 def active_jobs(machine: Machine) -> QuerySet[Job]:
     return Job.objects.filter(machine=machine, status__in=JobStatus.holding_nodes()) \
         .select_related("owner").order_by("id")
+
+
+#: Above this many nodes in one state, the state table gives the count, not the hostlist.
+MAX_STATE_HOSTLIST = 4096
+
+
+def state_hostlists(machine: Machine) -> list[dict]:
+    """Per node state: how many nodes and, unless there are very many, their hostlist."""
+    counts = dict(machine.nodes.values_list("state").annotate(n=Count("id")).order_by())
+    rows = []
+    for state in NodeState.values:
+        count = counts.get(state, 0)
+        names = (machine.nodes.filter(state=state).order_by("index")
+                 .values_list("hostname", flat=True)) if 0 < count <= MAX_STATE_HOSTLIST else []
+        rows.append({"state": state, "count": count, "hostlist": hostlists.compress(names),
+                     "too_many": count > MAX_STATE_HOSTLIST})
+    return rows
+
+
+def state_change_impact(nodes: list[Node]) -> dict:
+    """What a drain or down would hit: nodes already in a state, and the jobs holding some."""
+    ids = [n.pk for n in nodes]
+    held: dict[int, list[str]] = {}
+    names = {n.pk: n.hostname for n in nodes}
+    for start in range(0, len(ids), 900):
+        for node_id, job_id in Allocation.objects.filter(
+                node_id__in=ids[start:start + 900], released_at__isnull=True).values_list(
+                "node_id", "job_id"):
+            held.setdefault(job_id, []).append(names[node_id])
+    jobs = {j.pk: j for j in Job.objects.filter(pk__in=held).select_related("owner")}
+    return {
+        "count": len(nodes),
+        "hostlist": hostlists.compress(n.hostname for n in nodes),
+        "by_state": {state: sum(1 for n in nodes if n.state == state)
+                     for state in NodeState.values},
+        "jobs": [{"job": jobs[job_id], "count": len(hosts),
+                  "hostlist": hostlists.compress(hosts)}
+                 for job_id, hosts in sorted(held.items())],
+    }

@@ -11,10 +11,9 @@ from django.views.generic import DetailView, FormView, ListView
 
 from allocation import recommendations
 from allocation.forms import RecommendationForm
-from allocation.grid import GridShape, build_plane
-from allocation.health_charts import Mark, Series, line_chart
+from allocation.grid import candidate_grid
 from allocation.models import Recommendation, RecommendationStatus
-from hxportal import hostlists, ownership
+from hxportal import charts, hostlists, ownership
 from hxportal.errors import ConflictError
 from hxportal.roles import Role
 from hxportal.templatetags import hxformat
@@ -121,33 +120,33 @@ class RecommendationDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
         }
 
     def _partition(self, rec: Recommendation) -> dict:
-        machine = rec.machine
-        shape = GridShape(tuple(machine.sides))
-        primary = set(hostlists.expand(rec.recommended.get("hostlist") or ""))
-        spare = set(hostlists.expand(rec.recommended.get("spares_hostlist") or ""))
-        start, end = shape.switch_range(0)
-        nodes = list(machine.nodes.filter(switch__gte=start, switch__lt=end).values(
-            "switch", "coords", "local", "hostname", "state"))
-        for node in nodes:
-            node["mark"] = ("primary" if node["hostname"] in primary else
-                            "spare" if node["hostname"] in spare else "")
-        return {"grid": build_plane(shape, 0, nodes), "shape": shape}
+        return {"grid": candidate_grid(
+            rec.machine, hostlists.expand(rec.recommended.get("hostlist") or ""),
+            hostlists.expand(rec.recommended.get("spares_hostlist") or ""),
+            request=self.request, testid="recommendation-grid", label="recommended")}
 
-    def _curve(self, rec: Recommendation):
+    @staticmethod
+    def _curve(rec: Recommendation) -> dict | None:
+        """E[C] against N_spare for the recommended policy, As-is and the optimum."""
         curve = rec.recommended.get("curve") or []
         if not curve:
-            return ""
-        xs = [p["n_spare"] for p in curve]
+            return None
         best = rec.recommended
-        series = [Series("E[C] (node-seconds)", xs, [p["expected_cost"] for p in curve], "s1")]
+        xs = [p["n_spare"] for p in curve]
+        cost = [p["expected_cost"] for p in curve]
         as_is = next((e.get("as_is_cost") for e in rec.ranking
                       if e.get("policy") == best["policy"]), None)
-        return line_chart(
-            series, title=f"Expected node-time against N_spare ({best['policy']})",
-            testid="recommendation-curve", x_label="N_spare", y_label="E[C] (node-s)",
-            hlines=[(as_is, "As-is")] if as_is else [],
-            marks=[Mark(best["n_spare"], best["expected_cost"],
-                        f"optimum N_spare = {best['n_spare']}")])
+        return charts.xy_chart(
+            "recommendation-curve",
+            f"Expected node-time E[C] against N_spare ({best['policy']})",
+            charts.axis("N_spare", "nodes", zero=True),
+            charts.axis("E[C]", "node-s", scale=charts.scale_for(
+                [*cost, as_is] if as_is else cost)),
+            [charts.line("E[C]", xs, cost)],
+            hlines=[(as_is, f"As-is {hxformat.node_seconds(as_is)}")] if as_is else [],
+            marks=[(best["n_spare"], best["expected_cost"],
+                    f"optimum N_spare = {best['n_spare']}")],
+            filename=f"recommendation-{rec.pk}-curve")
 
 
 class RecommendationAcceptView(RoleRequiredMixin, View):

@@ -49,12 +49,11 @@ from datetime import timedelta
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from allocation import health, jobs
+from allocation import health, jobs, services
 from allocation.hyperx.fragmentation import broken_switches
 from allocation.models import (
     CommPattern,
@@ -100,7 +99,8 @@ KERNELS = {
 
 
 def default_policy() -> str:
-    return settings.HX_DEFAULT_POLICY
+    """The site's default policy (admin setting, else ``HX_DEFAULT_POLICY``)."""
+    return services.default_policy()
 
 
 # ----------------------------------------------------------------- inputs

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -20,7 +21,7 @@ from allocation.layout import (
     pattern_hostnames,
     validate_shape,
 )
-from allocation.models import Machine, Node, NodeState
+from allocation.models import Machine, Node, NodeState, SiteSettings
 from allocation.models.machines import NAME_VALIDATOR
 from hxportal import hostlists
 from hxportal.errors import ConflictError
@@ -151,15 +152,21 @@ def _chunks(items: Sequence, size: int = LOOKUP_CHUNK):
         yield items[start:start + size]
 
 
-@transaction.atomic
-def set_node_state(machine: Machine, hostlist: str, state: str,
-                   reason: str = "") -> list[Node]:
-    """Change the state of every node named by ``hostlist``; all or nothing."""
+def check_node_state(machine: Machine, hostlist: str, state: str,
+                     reason: str = "") -> list[Node]:
+    """Validate a state change without writing: the nodes it would change."""
     if state not in NodeState.values:
         raise ValidationError({"state": [f"must be one of {', '.join(NodeState.values)}"]})
     if state != NodeState.UP and not reason.strip():
         raise ValidationError({"reason": ["a reason is required to drain or down nodes"]})
-    nodes = resolve_hostlist(machine, hostlist)
+    return resolve_hostlist(machine, hostlist)
+
+
+@transaction.atomic
+def set_node_state(machine: Machine, hostlist: str, state: str,
+                   reason: str = "") -> list[Node]:
+    """Change the state of every node named by ``hostlist``; all or nothing."""
+    nodes = check_node_state(machine, hostlist, state, reason)
     now = timezone.now()
     for chunk in _chunks([n.pk for n in nodes]):
         Node.objects.filter(pk__in=chunk).update(
@@ -184,3 +191,36 @@ def rename_node(node: Node, hostname: str) -> Node:
         raise ConflictError(f"hostname {hostname!r} is already used on this machine",
                             field="hostname") from exc
     return node
+
+
+# --------------------------------------------------------------------------
+# Site settings
+
+
+def site_settings() -> SiteSettings:
+    """The one row of site settings (unsaved and blank when none was stored)."""
+    return SiteSettings.objects.order_by("pk").first() or SiteSettings()
+
+
+def default_policy() -> str:
+    """The site's default policy: the admin's choice in the database, else the
+    ``HX_DEFAULT_POLICY`` environment setting."""
+    stored = SiteSettings.objects.order_by("pk").values_list("default_policy", flat=True).first()
+    return stored or settings.HX_DEFAULT_POLICY
+
+
+@transaction.atomic
+def set_site_settings(*, default_policy: str = "", user=None) -> SiteSettings:
+    """Store the site settings; a blank default policy falls back to the environment."""
+    from allocation.jobs import ONLINE_POLICIES
+
+    policy = (default_policy or "").strip()
+    if policy and policy not in ONLINE_POLICIES:
+        raise ValidationError({"default_policy": [
+            f"unknown policy {policy!r}; one of {', '.join(ONLINE_POLICIES)}"]})
+    row = SiteSettings.objects.select_for_update().order_by("pk").first() or SiteSettings()
+    row.default_policy = policy
+    row.updated_at = timezone.now()
+    row.updated_by = user if getattr(user, "pk", None) else None
+    row.save()
+    return row

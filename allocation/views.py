@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect
@@ -9,11 +10,11 @@ from django.views.generic import DetailView, FormView, ListView, TemplateView
 
 from allocation import glossary, overview, queries, services
 from allocation.filtersets import NodeFilterSet
-from allocation.forms import MachineForm, NodeStateForm
-from allocation.grid import GridShape, build_plane, job_palette
-from allocation.models import Machine, NodeState
+from allocation.forms import MachineForm, NodeStateForm, SiteSettingsForm
+from allocation.grid import machine_grid
+from allocation.models import Machine
 from allocation.models.benchmarks import DEFAULT_WINDOW_DAYS
-from hxportal import hostlists, ownership
+from hxportal import hostlists
 from hxportal.errors import ConflictError
 from hxportal.roles import Role
 from hxportal.views import RoleRequiredMixin, add_form_errors
@@ -64,35 +65,10 @@ class MachineDetailView(RoleRequiredMixin, DetailView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         machine = self.object
-        shape = GridShape(tuple(machine.sides))
-        try:
-            plane = min(max(int(self.request.GET.get("plane", 0)), 0), shape.planes - 1)
-        except ValueError:
-            plane = 0
-        start, end = shape.switch_range(plane)
-        nodes = list(queries.nodes_with_job(machine.nodes.filter(
-            switch__gte=start, switch__lt=end)).values(
-            "switch", "coords", "local", "hostname", "state", "state_reason", "job"))
-        active = list(queries.active_jobs(machine))
-        palette = job_palette(j.pk for j in active)
-        # With HX_PRIVATE_DATA, another user's job shows as held, without name or link.
-        everything = ownership.reads_everything(self.request.user)
-        shown = [j for j in active if everything or j.owner_id == self.request.user.pk]
-        names = {j.pk: j.name for j in shown}
-        for node in nodes:
-            node["colour"] = palette.get(node["job"])
-            node["job_shown"] = node["job"] in names
-            node["job_name"] = names.get(node["job"], "held by another user")
-        state_hostlists = {
-            state: hostlists.compress(machine.nodes.filter(state=state)
-                                      .values_list("hostname", flat=True))
-            for state in NodeState.values}
-        context.update(
-            grid=build_plane(shape, plane, nodes), shape=shape, plane=plane,
-            plane_labels=list(enumerate(shape.plane_labels())),
-            state_hostlists=state_hostlists, state_form=NodeStateForm(),
-            legend=[{"job": j, "colour": palette[j.pk]} for j in shown],
-            hidden_jobs=len(active) - len(shown))
+        grid = machine_grid(machine, request=self.request, reader=self.request.user,
+                            plane=self.request.GET.get("plane"))
+        context.update(grid=grid, state_hostlists=queries.state_hostlists(machine),
+                       state_form=NodeStateForm())
         return context
 
 
@@ -121,6 +97,9 @@ class NodeListView(RoleRequiredMixin, ListView):
 
 
 class NodeStateView(RoleRequiredMixin, FormView):
+    """Drain, down or bring up nodes by hostlist, in two steps: the form (with a
+    reason), then a confirmation page listing the nodes and the jobs holding any."""
+
     required_role = Role.OPERATOR
     form_class = NodeStateForm
     template_name = "allocation/node_state.html"
@@ -129,12 +108,21 @@ class NodeStateView(RoleRequiredMixin, FormView):
         self.machine = get_object_or_404(Machine, name=kwargs["name"])
         return super().dispatch(request, *args, **kwargs)
 
+    def get_initial(self):
+        return {key: self.request.GET[key] for key in ("hostlist", "state", "reason")
+                if key in self.request.GET}
+
     def get_context_data(self, **kwargs):
         return super().get_context_data(machine=self.machine, **kwargs)
 
     def form_valid(self, form):
         data = form.cleaned_data
         try:
+            if self.request.POST.get("confirmed") != "1":
+                nodes = services.check_node_state(self.machine, data["hostlist"],
+                                                  data["state"], data["reason"])
+                return self.render_to_response(self.get_context_data(
+                    form=form, confirm=queries.state_change_impact(nodes)))
             nodes = services.set_node_state(self.machine, data["hostlist"], data["state"],
                                             data["reason"])
         except ValidationError as exc:
@@ -143,3 +131,35 @@ class NodeStateView(RoleRequiredMixin, FormView):
         messages.success(self.request, f"{hostlists.compress(n.hostname for n in nodes)} "
                                        f"set to {data['state']}.")
         return redirect(self.machine)
+
+
+class SiteSettingsView(RoleRequiredMixin, FormView):
+    """Admins: the site's default policy, stored in the database; blank falls back to
+    the ``HX_DEFAULT_POLICY`` environment setting."""
+
+    required_role = Role.ADMIN
+    template_name = "allocation/site_settings.html"
+    form_class = SiteSettingsForm
+
+    def get_form_kwargs(self):
+        return {**super().get_form_kwargs(), "env_default": settings.HX_DEFAULT_POLICY}
+
+    def get_initial(self):
+        return {"default_policy": services.site_settings().default_policy}
+
+    def get_context_data(self, **kwargs):
+        return super().get_context_data(
+            row=services.site_settings(), effective=services.default_policy(),
+            env_default=settings.HX_DEFAULT_POLICY, **kwargs)
+
+    def form_valid(self, form):
+        try:
+            row = services.set_site_settings(
+                default_policy=form.cleaned_data["default_policy"], user=self.request.user)
+        except ValidationError as exc:
+            add_form_errors(form, exc)
+            return self.form_invalid(form)
+        source = "the site setting" if row.default_policy else "HX_DEFAULT_POLICY"
+        messages.success(self.request, f"Default policy: {services.default_policy()} "
+                                       f"(from {source}).")
+        return redirect("allocation:site_settings")

@@ -10,7 +10,6 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render, resolve_url
-from django.utils.safestring import mark_safe
 from django.views import View
 from django.views.generic import DetailView, FormView, ListView
 
@@ -110,7 +109,9 @@ class RunDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
         context.update(
             description=services.describe(run.config),
             config_json=json.dumps(run.config, indent=2),
-            heatmap=mark_safe(charts.heatmap_svg(result)) if result else "",  # noqa: S308  # nosec B308 B703 - the SVG builders escape every label
+            heatmap=charts.heatmap(result) if result else None,
+            can_change=ownership.may_change(self.request.user, run.user_id),
+            confirm_delete=self.request.GET.get("delete") == "1",
             apps=labelled_apps(result.get("apps") or []),
             summary=run.summary or {})
         return context
@@ -211,21 +212,20 @@ class SweepDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
         baseline = self._pick("baseline", policies,
                               "diagonal" if "diagonal" in policies else None)
         common = {k: sel[k] for k in ("routing", "vc_sets")}
-        line = charts.line_chart_svg(
+        line = charts.escalation_chart(
             charts.escalation_series(charts.select(rows, **common, ranks=sel["ranks"],
-                                                   pattern=sel["pattern"])),
-            x_label="replicas", y_label="makespan (cycles)", testid="escalation-chart")
+                                                   pattern=sel["pattern"])))
         groups, series = charts.interference_groups(
             charts.select(rows, **common, ranks=sel["ranks"]), policies)
-        bars = charts.bar_chart_svg(groups, series, y_label="target completion (cycles)",
-                                    testid="interference-chart")
+        bars = charts.interference_chart(groups, series)
         columns, table = charts.normalised_table(charts.select(rows, **common), baseline)
         context.update(
             progress=labelled(services.sweep_progress(sweep)), rows=rows[:MAX_TABLE_ROWS],
             rows_truncated=len(rows) > MAX_TABLE_ROWS, options=options, selected=sel,
             baseline=baseline, policies=policies,
-            escalation_chart=mark_safe(line),  # noqa: S308 - escaped by charts  # nosec B308 B703 - the SVG builders escape every label
-            interference_chart=mark_safe(bars),  # noqa: S308 - escaped by charts  # nosec B308 B703 - the SVG builders escape every label
+            escalation_chart=line, interference_chart=bars,
+            can_change=ownership.may_change(self.request.user, sweep.user_id),
+            confirm_delete=self.request.GET.get("delete") == "1",
             norm_columns=columns, norm_table=table[:MAX_TABLE_ROWS])
         return context
 
@@ -295,3 +295,80 @@ class ReproductionStartView(RoleRequiredMixin, View):
         messages.success(request, f"Started reproduction sweep {sweep.pk}: "
                                   f"{sweep.run_count} runs.")
         return redirect(f"{resolve_url('simulation:reproduction')}?sweep={sweep.pk}")
+
+
+# --------------------------------------------------------------------------
+# Cancel and delete (the API's cancel and destroy, as pages)
+
+
+class _OwnedAction(RoleRequiredMixin, View):
+    """POST on one's own run or sweep (admins: any), like the API's OwnWritesMixin."""
+
+    required_role = Role.OPERATOR
+    model: type = SimulationRun
+
+    def row(self, request, pk: int):
+        return get_object_or_404(ownership.writable(self.model.objects.all(), request.user,
+                                                    "user"), pk=pk)
+
+
+class RunCancelView(_OwnedAction):
+    http_method_names = ["post"]
+
+    def post(self, request, pk: int):
+        run = self.row(request, pk)
+        try:
+            services.cancel_run(run)
+        except ConflictError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, f"Simulation {run.pk} cancelled.")
+        return redirect(run)
+
+
+class RunDeleteView(_OwnedAction):
+    """Delete a finished run; the run page asks for confirmation first (``?delete=1``)."""
+
+    http_method_names = ["post"]
+
+    def post(self, request, pk: int):
+        run = self.row(request, pk)
+        try:
+            services.delete_run(run)
+        except ConflictError as exc:
+            messages.error(request, exc.message)
+            return redirect(run)
+        messages.success(request, f"Simulation {pk} deleted.")
+        return redirect("simulation:run_list")
+
+
+class SweepCancelView(_OwnedAction):
+    http_method_names = ["post"]
+    model = Sweep
+
+    def post(self, request, pk: int):
+        sweep = self.row(request, pk)
+        count = services.cancel_sweep(sweep)
+        if count:
+            messages.success(request, f"Sweep {sweep.pk}: {count} unfinished run"
+                                      f"{'s' if count != 1 else ''} cancelled.")
+        else:
+            messages.error(request, f"Sweep {sweep.pk} has no unfinished runs to cancel.")
+        return redirect(sweep)
+
+
+class SweepDeleteView(_OwnedAction):
+    """Delete a sweep and its runs; the sweep page asks for confirmation first."""
+
+    http_method_names = ["post"]
+    model = Sweep
+
+    def post(self, request, pk: int):
+        sweep = self.row(request, pk)
+        try:
+            services.delete_sweep(sweep)
+        except ConflictError as exc:
+            messages.error(request, exc.message)
+            return redirect(sweep)
+        messages.success(request, f"Sweep {pk} and its runs deleted.")
+        return redirect("simulation:sweep_list")

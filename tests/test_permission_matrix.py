@@ -64,6 +64,8 @@ PAGE_RULES = {
     "SweepCreateView": OP, "StudyCreateView": OP, "SweepDetailView": V,
     "SweepResultsCSVView": V, "SweepResultsJSONView": V,
     "ReproductionView": V, "ReproductionStartView": OP,
+    "BenchmarkUploadView": OP, "SelectFastestPageView": V, "SiteSettingsView": A,
+    "RunCancelView": OP, "RunDeleteView": OP, "SweepCancelView": OP, "SweepDeleteView": OP,
 }
 SAFE = {"GET", "HEAD", "OPTIONS"}
 

@@ -9,6 +9,7 @@ from allocation.models.recommendations import (
     RecommendationMethod,
     RecommendationStatus,
 )
+from allocation.models.site import SiteSettings
 
 __all__ = [
     "Allocation",
@@ -26,4 +27,5 @@ __all__ = [
     "Recommendation",
     "RecommendationMethod",
     "RecommendationStatus",
+    "SiteSettings",
 ]

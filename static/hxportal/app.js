@@ -28,11 +28,33 @@ document.addEventListener("DOMContentLoaded", () => {
   });
 });
 
+// Switch grids and heat maps: columns, rows and nodes per switch row from data attributes
+// (CSSOM, allowed by the CSP); hovering a job in the legend highlights its nodes.
 document.addEventListener("DOMContentLoaded", () => {
-  for (const grid of document.querySelectorAll(".grid[data-cols]")) {
+  for (const grid of document.querySelectorAll(".grid[data-cols], .heatmap[data-cols]")) {
     grid.style.setProperty("--cols", grid.dataset.cols);
+    grid.style.setProperty("--rows", grid.dataset.rows || grid.dataset.cols);
     const conc = parseInt(grid.dataset.conc || "4", 10);
     grid.style.setProperty("--node-cols", String(Math.ceil(Math.sqrt(conc))));
+  }
+  for (const item of document.querySelectorAll("[data-legend-job]")) {
+    const layout = item.closest(".grid-layout");
+    const grid = layout && layout.querySelector(".grid");
+    if (!grid) continue;
+    const on = () => {
+      grid.classList.add("focus");
+      item.classList.add("active");
+      for (const node of grid.querySelectorAll(`.node[data-job="${item.dataset.legendJob}"]`)) node.classList.add("hl");
+    };
+    const off = () => {
+      grid.classList.remove("focus");
+      item.classList.remove("active");
+      for (const node of grid.querySelectorAll(".node.hl")) node.classList.remove("hl");
+    };
+    item.addEventListener("mouseenter", on);
+    item.addEventListener("mouseleave", off);
+    item.addEventListener("focusin", on);
+    item.addEventListener("focusout", off);
   }
   for (const form of document.querySelectorAll("form[data-autosubmit]")) {
     form.addEventListener("change", () => form.submit());
@@ -77,5 +99,20 @@ document.addEventListener("DOMContentLoaded", () => {
       if (source && navigator.clipboard) navigator.clipboard.writeText(source.textContent.trim());
       button.textContent = "Copied";
     });
+  }
+});
+
+// Toasts: each message can be dismissed; successes fade after 8 s, errors stay.
+document.addEventListener("DOMContentLoaded", () => {
+  for (const toast of document.querySelectorAll(".messages li")) {
+    const close = document.createElement("button");
+    close.type = "button";
+    close.className = "toast-close";
+    close.setAttribute("aria-label", "Dismiss");
+    close.textContent = "×";
+    const dismiss = () => { toast.classList.add("leaving"); setTimeout(() => toast.remove(), 400); };
+    close.addEventListener("click", dismiss);
+    toast.appendChild(close);
+    if (!toast.classList.contains("error") && !toast.classList.contains("warning")) setTimeout(dismiss, 8000);
   }
 });

@@ -49,11 +49,23 @@ def test_pages_need_sign_in_and_render(client_for, history, role):
 
 
 def test_machine_health_page_content(client_for, history):
-    html = client_for("viewer").get("/machines/m4/health/").content.decode()
+    response = client_for("viewer").get("/machines/m4/health/")
+    html = response.content.decode()
     assert html.count('<a class="node susp-') == 64
     assert html.count('<a class="node susp-suspect') == 2
-    assert 'data-testid="histogram"' in html and "abnormal threshold" in html
+    assert 'data-testid="histogram"' in html and 'id="chart-data-histogram"' in html
     assert 'data-testid="p-abn-stream"' in html and 'data-testid="t-bench-stream"' in html
+    histogram = response.context["histogram"]
+    normal, abnormal = histogram["series"]
+    assert histogram["kind"] == "bar" and histogram["stacked"] is True
+    assert abnormal["role"] == "bad" and sum(abnormal["values"]) >= 1
+    assert histogram["y"]["scale"] == "log", "abnormal nodes visible beside many normal ones"
+    assert histogram["x"]["unit"] == "s" and histogram["y"]["unit"] == "count"
+    assert len(histogram["categories"]) == len(normal["values"])
+    assert any(line["label"].startswith("abnormal threshold") for line in histogram["vlines"])
+    p_abn = response.context["estimate_charts"][0]["p_abn"]
+    assert p_abn["x"]["scale"] == "time" and [s["style"] for s in p_abn["series"]] == [
+        "band", "points"]
     assert 'data-hostname="n01"' in html
     assert "Drain</button>" not in html, "viewers get no drain button"
     operator_html = client_for("operator").get("/machines/m4/health/").content.decode()
@@ -86,10 +98,20 @@ def test_drain_and_estimate_buttons_need_an_operator(client_for, history, machin
 
 def test_spares_page_shows_curves_and_saving(client_for):
     url = ("/spares/?n_node=100&p_abn=0.005&alpha_abn=10&t_bench=0.1&t_cmpt=10&t_comm=5")
-    html = client_for("viewer").get(url).content.decode()
+    response = client_for("viewer").get(url)
+    html = response.content.decode()
     assert 'data-testid="n-spare">3<' in html
     assert 'data-testid="cost-curve"' in html and 'data-testid="time-curve"' in html
-    assert "As-is" in html and "optimum N_spare=3" in html and "saving 68.1%" in html
+    assert "saving 68.1%" in html
+    cost = response.context["charts"]["cost"]
+    assert cost["x"]["title"] == "N_spare (nodes)" and cost["y"]["title"] == "E[C] (node-s)"
+    assert [m["x"] for m in cost["marks"]] == [3]
+    assert "optimum N_spare = 3" in cost["marks"][0]["label"]
+    assert cost["hlines"][0]["label"].startswith("As-is")
+    xs = [x for x, _ in cost["series"][0]["points"]]
+    assert xs == sorted(xs) and xs[0] == 0 and 3 in xs
+    time = response.context["charts"]["time"]
+    assert time["y"]["unit"] == "s" and time["marks"][0]["x"] == 3
     bad = client_for("viewer").get("/spares/?n_node=100&t_cmpt=10").content.decode()
     assert "give it, or a machine" in bad and 'data-testid="spares-result"' not in bad
 

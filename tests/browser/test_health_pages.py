@@ -31,18 +31,25 @@ def test_operator_inspects_health_and_drains_a_suspect(browser_page, login, mach
     assert grid.locator("a.node.susp-suspect").count() == 2
     box = grid.bounding_box()
     assert box and box["width"] > 300, "the grid is laid out by the stylesheet and script"
-    histogram = page.locator("svg[data-testid=histogram]")
-    assert histogram.is_visible() and histogram.locator("rect.bar-abnormal").count() >= 1
-    assert histogram.locator("line.threshold-line").count() == 1
-    assert page.locator("svg[data-testid=p-abn-stream] polygon.band").count() == 1
+    histogram = page.locator("figure[data-testid=histogram]")
+    histogram.locator("canvas").wait_for()
+    assert histogram.get_attribute("data-rendered") == "1", "charts.js drew it"
+    datasets = histogram.evaluate("f => f.hxChart.data.datasets.map(d => [d.label, d.data])")
+    assert [label for label, _ in datasets] == ["normal", "abnormal"]
+    assert sum(v or 0 for v in datasets[1][1]) >= 1
+    assert histogram.evaluate("f => f.hxChart.options.scales.y.type") == "logarithmic"
+    p_abn = page.locator("figure[data-testid=p-abn-stream]")
+    assert p_abn.evaluate("f => f.hxChart.data.datasets.filter(d => d.fill === '-1').length") == 1
     candidates = page.locator("[data-testid=drain-candidates]")
     assert "n01" in candidates.inner_text() and "n02" in candidates.inner_text()
     shot(page, "health-machine")
 
     grid.locator("a.node[data-hostname=n01]").click()
-    page.wait_for_selector("svg[data-testid=node-history]")
+    page.wait_for_selector("figure[data-testid=node-history][data-rendered='1']")
     assert "drain candidate" in page.locator("[data-testid=node-suspicion]").inner_text()
-    assert page.locator("svg[data-testid=node-history] circle.hot").count() >= 3
+    hot = page.locator("figure[data-testid=node-history]").evaluate(
+        "f => f.hxChart.data.datasets[0].pointBackgroundColor.filter(c => c === '#d64545').length")
+    assert hot >= 3
     shot(page, "health-node")
     page.go_back()
 
@@ -52,7 +59,7 @@ def test_operator_inspects_health_and_drains_a_suspect(browser_page, login, mach
     node = Node.objects.get(machine=machine, hostname="n01")
     assert node.state == "drained" and "runs abnormal" in node.state_reason
     assert page.locator("[data-testid=drain-n01]").count() == 0
-    assert page.locator("[data-testid=health-grid] a.node.not-up").count() == 1
+    assert page.locator("[data-testid=health-grid] a.node[data-state=drained]").count() == 1
     assert not page.console_errors, page.console_errors
 
 
@@ -69,9 +76,11 @@ def test_viewer_uses_the_spare_calculator(browser_page, login, machine):
     page.wait_for_selector("[data-testid=spares-result]")
     assert page.locator("[data-testid=n-spare]").inner_text() == "3"
     assert "saving 68.1%" in page.locator("[data-testid=saving]").inner_text()
-    cost = page.locator("svg[data-testid=cost-curve]")
-    assert cost.is_visible() and cost.locator("circle.optimum").count() == 1
-    assert cost.locator("line.hline").count() == 1, "the As-is line"
+    cost = page.locator("figure[data-testid=cost-curve][data-rendered='1']")
+    assert cost.is_visible()
+    labels = cost.evaluate("f => f.hxChart.data.datasets.map(d => d.label)")
+    assert labels[0] == "E[C]" and any(x.startswith("As-is") for x in labels)
+    assert any(x.startswith("optimum N_spare = 3") for x in labels)
     shot(page, "spares")
     page.fill("input[name=p_abn]", "")
     page.click("text=Calculate")

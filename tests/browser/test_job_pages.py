@@ -24,7 +24,8 @@ def test_operator_allocates_a_job_and_sees_it_on_the_grid(browser_page, login):
     job = Job.objects.get()
     assert page.url.endswith(f"/jobs/{job.pk}/")
     assert "non-convex" in page.locator("[data-testid=properties]").inner_text()
-    assert page.locator("[data-testid=job-grid] .node.mark-primary").count() == 64
+    assert page.locator(f"[data-testid=job-grid] .node[data-job='{job.pk}'][data-role=primary]"
+                        "[data-selected='1']").count() == 64
 
     page.goto("/machines/hx/")
     nodes = page.locator(f"[data-testid=switch-grid] a.node[data-job='{job.pk}']")
@@ -34,10 +35,11 @@ def test_operator_allocates_a_job_and_sees_it_on_the_grid(browser_page, login):
     nodes.first.click()
     page.wait_for_url(f"**/jobs/{job.pk}/")
     page.select_option("select[name=status]", "completed")
+    page.fill("input[name=actual_runtime]", "120")
     page.click("button:has-text('Release')")
     page.wait_for_selector(".messages")
     job.refresh_from_db()
-    assert job.status == "completed"
+    assert job.status == "completed" and job.actual_runtime == 120.0
     assert not page.console_errors, page.console_errors
 
 
@@ -54,8 +56,9 @@ def test_compare_page_draws_seven_candidates_on_live_occupancy(browser_page, log
     assert panels.count() == 8
     for i in range(8):
         panel = panels.nth(i)
-        assert panel.locator(".node.mark-chosen").count() == 64
-        assert panel.locator(".node.mark-busy").count() == 128
+        assert panel.locator(".node[data-role=candidate][data-selected='1']").count() == 64
+        assert panel.locator(".node[data-role=held]").count() == 128
+    assert page.locator("[data-testid^=compare-grid-][data-testid$=-legend]").count() == 1
     full_spread = page.locator(".panel[data-policy=full_spread]")
     assert full_spread.locator("td.best").first.inner_text() != ""
     assert not page.console_errors, page.console_errors

@@ -31,17 +31,23 @@ def seed_site(owner) -> dict:
     recommendation, finished and failed simulations."""
     hx = services.create_machine(name="hx", sides=[8, 8], concentration=8,
                                  description="Reference HyperX: 8x8 switches, c = 8")
+    held = []
     for i, policy in enumerate(["row", "diagonal", "rectangular"]):
         job = jobs.submit_job(owner=owner, machine=hx, name=f"bg{i}", node_count=64,
-                              pattern="all-to-all", policy=policy)
+                              pattern="all-to-all", policy=policy, spares=4 if i == 0 else 0)
+        held.append(job)
         if i == 0:
             jobs.start_job(job)
+    # A drained and a down node inside a job: the grid must show both states.
+    inside = list(held[0].allocations.values_list("node__hostname", flat=True)[:2])
+    services.set_node_state(hx, inside[0], "drained", "ECC errors")
+    services.set_node_state(hx, inside[1], "down", "no heartbeat")
     jobs.create_job(owner=owner, machine=hx, name="waiting", node_count=128,
                     pattern="stencil-4")
     services.set_node_state(hx, "hx[505-512]", "drained", "fan failure on the last switch")
     m4 = services.create_machine(name="m4", sides=[4, 4], concentration=4,
                                  hostname_pattern="n{n:02d}")
-    seed_history(m4, owner)
+    benchmarked = seed_history(m4, owner)[0]
     run = health.start_estimation(m4)
     tasks.run_estimation.apply(args=[run.pk])
     EstimationRun.objects.create(machine=m4, status=RunStatus.FAILED,
@@ -54,7 +60,12 @@ def seed_site(owner) -> dict:
     failed = simulations.start_run({**TINY, "seed": 7})
     type(failed).objects.filter(pk=failed.pk).update(status=RunStatus.FAILED,
                                                      error="worker lost")
-    return {"rec": rec.pk, "run": done.pk}
+    sweep = simulations.create_sweep(name="layout", base=dict(TINY),
+                                     parameters={"policy": ["row", "diagonal"]})
+    for sweep_run in sweep.runs.all():
+        simulations.execute_run(sweep_run.pk)
+    return {"rec": rec.pk, "run": done.pk, "job": held[0].pk, "bench_job": benchmarked.pk,
+            "sweep": sweep.pk}
 
 
 def pages(ids: dict) -> list[tuple[str, str]]:
@@ -69,7 +80,17 @@ def pages(ids: dict) -> list[tuple[str, str]]:
         ("recommendation", f"/recommendations/{ids['rec']}/"),
         ("simulations", "/simulation/"),
         ("simulation-run", f"/simulation/runs/{ids['run']}/"),
+        ("sweep", f"/simulation/sweeps/{ids['sweep']}/"),
         ("glossary", "/glossary/"),
+        ("job", f"/jobs/{ids['job']}/"),
+        ("compare", "/machines/hx/compare/?size=64"),
+        ("node-health", "/machines/m4/health/nodes/n01/"),
+        ("spares", "/spares/?n_node=100&p_abn=0.005&alpha_abn=10&t_bench=0.1&t_cmpt=10"),
+        ("upload", "/benchmarks/upload/"),
+        ("select-fastest", f"/jobs/{ids['bench_job']}/select-fastest/?benchmark=stream"
+                           "&n_node=12"),
+        ("node-state", "/machines/hx/nodes/state/?hostlist=hx[001-004]&state=drained"),
+        ("settings", "/settings/"),
     ]
 
 
@@ -109,7 +130,7 @@ def overflow(page) -> int:
 def test_pages_fit_the_window_without_errors(browser_page, login, make_user, live_server,
                                              width):
     ids = seed_site(make_user("resident", "operator"))
-    page = login(browser_page, "otto", "operator")
+    page = login(browser_page, "ada", "admin")  # every page, the settings page too
     page.set_viewport_size({"width": width, "height": HEIGHT})
     problems = watch(page, live_server.url)
     shots = screenshot_dir() if width in screenshot_widths() else None

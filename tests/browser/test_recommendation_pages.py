@@ -38,7 +38,8 @@ def test_submit_rank_accept_and_see_the_job_on_the_grid(browser_page, login, mak
         assert rows.count() == 8
         assert "#SBATCH --nodes=" in page.locator("[data-testid=sbatch]").inner_text()
         assert page.locator("[data-testid=recommendation-curve]").count() == 1
-        primary = page.locator("[data-testid=recommendation-grid] .node.mark-primary")
+        primary = page.locator("[data-testid=recommendation-grid] "
+                               ".node[data-role=candidate][data-selected='1']")
         assert primary.count() == 64
         page.click("[data-testid=accept]")
         page.wait_for_selector("[data-testid=properties]")

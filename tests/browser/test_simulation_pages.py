@@ -58,8 +58,18 @@ def test_sweep_page_shows_progress_charts_and_downloads(browser_page, login):
     run_pending(sweep.runs.all())
     page.locator("[data-testid=escalation-chart]").wait_for(timeout=20_000)
     assert "8/8 runs done" in page.locator("[data-testid=progress-text]").inner_text()
-    assert page.locator("[data-testid=escalation-chart] .series").count() == 2
-    assert page.locator("[data-testid=interference-chart] .bar").count() == 4
+    escalation = page.locator("figure[data-testid=escalation-chart][data-rendered='1']")
+    assert escalation.evaluate("f => f.hxChart.data.datasets.length") == 2
+    bars = page.locator("figure[data-testid=interference-chart][data-rendered='1']")
+    assert bars.evaluate("f => f.hxChart.data.datasets.length") == 4
+    with page.expect_download() as png:
+        escalation.locator("[data-chart-png]").click()
+    assert png.value.suggested_filename == "escalation.png"
+    with page.expect_download() as data:
+        escalation.locator("[data-chart-csv]").click()
+    assert data.value.suggested_filename == "escalation.csv"
+    lines = open(data.value.path()).read().splitlines()
+    assert lines[0] == "series,replicas (copies),makespan (cycles),low,high" and len(lines) == 5
     page.select_option("select[name=baseline]", "row")
     page.wait_for_url("**baseline=row**")
     assert "normalised to row" in page.content()

@@ -64,7 +64,7 @@ def test_run_page_shows_progress_then_results_and_heat_map(client_for):
     services.execute_run(run.pk)
     page = client_for("viewer").get(f"/simulation/runs/{run.pk}/").content.decode()
     assert 'data-sim-poll="1"' not in page and 'data-testid="results"' in page
-    assert page.count('class="switch-cell"') == 16
+    assert page.count('class="switch-cell heat-') == 16 and "<svg" not in page
     assert "background" in page and "interference" in page
 
 
@@ -91,8 +91,15 @@ def test_sweep_pages_charts_and_downloads(client_for):
     run_pending(sweep.runs.all())
     page = client.get(f"/simulation/sweeps/{sweep.pk}/?baseline=row").content.decode()
     assert "8/8 runs done" in page and 'data-sim-poll="1"' not in page
-    assert 'data-testid="escalation-chart"' in page and page.count('class="series"') == 2
-    assert 'data-testid="interference-chart"' in page
+    response = client.get(f"/simulation/sweeps/{sweep.pk}/?baseline=row")
+    assert 'data-testid="escalation-chart"' in page and 'data-testid="interference-chart"' in page
+    escalation = response.context["escalation_chart"]
+    assert sorted(s["name"] for s in escalation["series"]) == ["diagonal", "row"]
+    assert all([x for x, _ in s["points"]] == [1, 2] for s in escalation["series"])
+    assert escalation["y"]["title"] == "makespan (cycles)"
+    bars = response.context["interference_chart"]
+    assert bars["kind"] == "bar" and bars["categories"] == ["all2all"]
+    assert len(bars["series"]) == 4 and all(len(s["values"]) == 1 for s in bars["series"])
     assert "normalised to row" in page and "1.000" in page
     listing = client.get("/simulation/sweeps/").content.decode()
     assert "mini study" in listing and "8/8" in listing
