@@ -324,3 +324,10 @@ def test_start_button_refuses_bad_seeds(client_for, seeds):
 def test_simulation_pages_link_to_the_report(client_for):
     text = client_for("viewer").get("/simulation/sweeps/").content.decode()
     assert 'href="/simulation/reproduction/"' in text
+
+
+def test_a_reproduction_sweep_links_to_its_report(client_for, sweep, other_sweep):
+    text = client_for("viewer").get(f"/simulation/sweeps/{sweep.pk}/").content.decode()
+    assert f'href="/simulation/reproduction/?sweep={sweep.pk}"' in text
+    text = client_for("viewer").get(f"/simulation/sweeps/{other_sweep.pk}/").content.decode()
+    assert "reproduction-report" not in text
