@@ -1,6 +1,13 @@
-"""The main pages at 1366, 800 and 390 px: no sideways scrolling of the page, no console
-error (CSP violations included), no 4xx/5xx of the page's own requests, and a
-navigation reachable from the keyboard at every width.
+"""Every HTML page of the URL registry at 1366, 800 and 390 px: no sideways scrolling
+of the page, no console error (CSP violations included), no 4xx/5xx of the page's own
+requests, and a navigation reachable from the keyboard at every width.
+
+The pages come from the same walk of the URL registry as the permission matrix
+(``tests/test_permission_matrix.routes``), with concrete URLs from its ``world``
+fixture plus a busier site (``seed_site``) for the variants in ``VARIANTS``. Every
+route answering GET must render an HTML page for the signed-in admin or be listed
+in ``NOT_PAGES`` with a reason; anything else fails naming the route, so a new page
+is covered without editing this file.
 
 ``HX_SCREENSHOTS=DIR`` also writes full-page screenshots at 1366 px into DIR
 (``HX_SCREENSHOT_WIDTHS=1366,390`` for more widths).
@@ -9,26 +16,58 @@ navigation reachable from the keyboard at every width.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
+from django.test import Client
 
 from allocation import health, jobs, recommendations, services, tasks
 from allocation.models import EstimationRun
 from hxportal.models import RunStatus
 from simulation import services as simulations
+from tests import test_permission_matrix as matrix
 from tests.allocation.test_health_spares import seed_history
 from tests.simulation.conftest import TINY
+from tests.test_permission_matrix import concrete, routes
 
 pytestmark = pytest.mark.django_db(transaction=True)
+# The permission matrix's fixture: one object of every kind, so every <pk> route resolves.
+world = matrix.world
 
 WIDTHS = (1366, 800, 390)
 HEIGHT = 900
+# Routes answering GET that are not HTML pages: route -> why the browser skips it.
+# (The API, /admin/ and routes without GET - logout and the POST-only actions -
+# are left out before this list is consulted.)
+NOT_PAGES = {
+    "favicon.ico": "redirect to the static icon",
+    "simulation/reproduction/start/": "GET redirects to the reproduction page; the form POSTs",
+    "simulation/sweeps/study/": "GET redirects to the new-sweep page; its study form POSTs",
+    "simulation/sweeps/<int:pk>/results.csv": "CSV download",
+    "simulation/sweeps/<int:pk>/results.json": "JSON download",
+}
+# Extra URLs of a route, on the busy site of ``seed_site`` or with a query that
+# fills in the page's results: route -> URL templates formatted with its ids.
+VARIANTS = {
+    "machines/<str:name>/": ["/machines/hx/"],
+    "machines/<str:name>/nodes/": ["/machines/hx/nodes/"],
+    "machines/<str:name>/nodes/state/": [
+        "/machines/hx/nodes/state/?hostlist=hx[001-004]&state=drained"],
+    "machines/<str:name>/compare/": ["/machines/hx/compare/?size=64"],
+    "recommendations/<int:pk>/": ["/recommendations/{rec}/"],
+    "jobs/<int:pk>/": ["/jobs/{job}/"],
+    "jobs/<int:pk>/select-fastest/": [
+        "/jobs/{bench_job}/select-fastest/?benchmark=stream&n_node=12"],
+    "simulation/runs/<int:pk>/": ["/simulation/runs/{run}/", "/simulation/runs/{failed}/"],
+    "simulation/sweeps/<int:pk>/": ["/simulation/sweeps/{sweep}/"],
+    "spares/": ["/spares/?n_node=100&p_abn=0.005&alpha_abn=10&t_bench=0.1&t_cmpt=10"],
+}
 
 
-def seed_site(owner) -> dict:
-    """A busy 8x8 machine, a 4x4 one with a benchmark history and an estimate, a
-    recommendation, finished and failed simulations."""
+def seed_site(owner, m4) -> dict:
+    """A busy 8x8 machine; a benchmark history and an estimate on the 4x4 one (``m4``);
+    a recommendation, finished and failed simulations, a finished sweep."""
     hx = services.create_machine(name="hx", sides=[8, 8], concentration=8,
                                  description="Reference HyperX: 8x8 switches, c = 8")
     held = []
@@ -45,8 +84,6 @@ def seed_site(owner) -> dict:
     jobs.create_job(owner=owner, machine=hx, name="waiting", node_count=128,
                     pattern="stencil-4")
     services.set_node_state(hx, "hx[505-512]", "drained", "fan failure on the last switch")
-    m4 = services.create_machine(name="m4", sides=[4, 4], concentration=4,
-                                 hostname_pattern="n{n:02d}")
     benchmarked = seed_history(m4, owner)[0]
     run = health.start_estimation(m4)
     tasks.run_estimation.apply(args=[run.pk])
@@ -64,34 +101,54 @@ def seed_site(owner) -> dict:
                                      parameters={"policy": ["row", "diagonal"]})
     for sweep_run in sweep.runs.all():
         simulations.execute_run(sweep_run.pk)
-    return {"rec": rec.pk, "run": done.pk, "job": held[0].pk, "bench_job": benchmarked.pk,
-            "sweep": sweep.pk}
+    return {"rec": rec.pk, "run": done.pk, "failed": failed.pk, "job": held[0].pk,
+            "bench_job": benchmarked.pk, "sweep": sweep.pk}
 
 
-def pages(ids: dict) -> list[tuple[str, str]]:
-    return [
-        ("home", "/"),
-        ("machine", "/machines/hx/"),
-        ("nodes", "/machines/hx/nodes/"),
-        ("jobs", "/jobs/"),
-        ("health", "/health/"),
-        ("machine-health", "/machines/m4/health/"),
-        ("recommend", "/recommend/"),
-        ("recommendation", f"/recommendations/{ids['rec']}/"),
-        ("simulations", "/simulation/"),
-        ("simulation-run", f"/simulation/runs/{ids['run']}/"),
-        ("sweep", f"/simulation/sweeps/{ids['sweep']}/"),
-        ("glossary", "/glossary/"),
-        ("job", f"/jobs/{ids['job']}/"),
-        ("compare", "/machines/hx/compare/?size=64"),
-        ("node-health", "/machines/m4/health/nodes/n01/"),
-        ("spares", "/spares/?n_node=100&p_abn=0.005&alpha_abn=10&t_bench=0.1&t_cmpt=10"),
-        ("upload", "/benchmarks/upload/"),
-        ("select-fastest", f"/jobs/{ids['bench_job']}/select-fastest/?benchmark=stream"
-                           "&n_node=12"),
-        ("node-state", "/machines/hx/nodes/state/?hostlist=hx[001-004]&state=drained"),
-        ("settings", "/settings/"),
-    ]
+def page_routes() -> tuple[list[str], list[str]]:
+    """(routes that may be pages, routes left out): every non-API route with GET; a
+    function view (no recorded methods) is probed too."""
+    candidates, left_out = [], []
+    for path, cls, actions, is_api in routes():
+        if is_api:
+            left_out.append(f"/{path} (API)")
+        elif "GET" in actions or cls is None:
+            candidates.append(path)
+        else:
+            left_out.append(f"/{path} ({', '.join(actions) or 'no GET'} only)")
+    return candidates, left_out
+
+
+def pages(world_ids: dict, site_ids: dict, admin) -> list[tuple[str, str]]:
+    """(route, URL) of every HTML page; fails naming each route that is neither an
+    HTML page for the admin nor listed in NOT_PAGES (or listed but now a page)."""
+    client = Client()
+    client.force_login(admin)
+    candidates, _ = page_routes()
+    found, problems = [], []
+    for route in candidates:
+        url = concrete(route, world_ids)
+        response = client.get(url)
+        kind = response.get("Content-Type", "").split(";")[0]
+        is_page = response.status_code == 200 and kind == "text/html"
+        if route in NOT_PAGES:
+            if is_page:
+                problems.append(f"/{route}: listed in NOT_PAGES but {url} is an HTML page")
+            elif response.status_code >= 400:
+                problems.append(f"/{route}: GET {url} answered {response.status_code}")
+            continue
+        if not is_page:
+            problems.append(f"/{route}: GET {url} answered {response.status_code} {kind!r}, "
+                            "not an HTML page; give world an object for it, or list it "
+                            "in NOT_PAGES with a reason")
+            continue
+        found.append((route, url))
+        found.extend((route, variant.format(**site_ids)) for variant in VARIANTS.get(route, []))
+    stale = (set(NOT_PAGES) | set(VARIANTS)) - set(candidates)
+    problems.extend(f"/{route}: listed here but not a GET route of the registry"
+                    for route in sorted(stale))
+    assert not problems, "routes the layout test does not cover:\n" + "\n".join(problems)
+    return found
 
 
 def screenshot_dir() -> Path | None:
@@ -126,30 +183,46 @@ def overflow(page) -> int:
     return page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
 
 
-@pytest.mark.parametrize("width", WIDTHS)
-def test_pages_fit_the_window_without_errors(browser_page, login, make_user, live_server,
-                                             width):
-    ids = seed_site(make_user("resident", "operator"))
-    page = login(browser_page, "ada", "admin")  # every page, the settings page too
-    page.set_viewport_size({"width": width, "height": HEIGHT})
-    problems = watch(page, live_server.url)
-    shots = screenshot_dir() if width in screenshot_widths() else None
+def shot_name(url: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", url.lower()).strip("-") or "home"
+
+
+def test_every_page_fits_the_window_without_errors(browser_page, login, live_server, world,
+                                                   users, machine):
+    site_ids = seed_site(users["operator"], machine)
+    urls = pages(world, site_ids, users["admin"])
+    assert len({route for route, _ in urls}) >= 25, "the registry's pages were found"
+    signed_in = login(browser_page, "ada", "admin")  # every page, the settings page too
+    session = signed_in.context.storage_state()
+    browser = signed_in.context.browser
+    shots_dir = screenshot_dir()
     failures = []
-    for name, url in pages(ids):
-        problems.clear()
-        page.goto(url, wait_until="load")
-        page.wait_for_load_state("networkidle")
-        extra = overflow(page)
-        if extra > 0:
-            wide = page.evaluate("""() => [...document.querySelectorAll('body *')]
-                .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
-                .filter(e => !e.closest('.table-wrap, pre'))
-                .slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' +
-                                     Math.round(e.getBoundingClientRect().right))""")
-            failures.append(f"{url} at {width}px: {extra}px sideways overflow ({wide})")
-        failures.extend(f"{url} at {width}px: {p}" for p in problems)
-        if shots:
-            page.screenshot(path=str(shots / f"{name}-{width}.png"), full_page=True)
+    for width in WIDTHS:
+        context = browser.new_context(base_url=live_server.url, storage_state=session,
+                                      viewport={"width": width, "height": HEIGHT})
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        problems = watch(page, live_server.url)
+        shots = shots_dir if width in screenshot_widths() else None
+        for _route, url in urls:
+            problems.clear()
+            page.goto(url, wait_until="load")
+            page.wait_for_load_state("networkidle")
+            if page.url.startswith(f"{live_server.url}/login/") and "login" not in url:
+                failures.append(f"{url} at {width}px: signed out ({page.url})")
+            extra = overflow(page)
+            if extra > 0:
+                wide = page.evaluate("""() => [...document.querySelectorAll('body *')]
+                    .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
+                    .filter(e => !e.closest('.table-wrap, pre'))
+                    .slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' +
+                                         Math.round(e.getBoundingClientRect().right))""")
+                failures.append(f"{url} at {width}px: {extra}px sideways overflow ({wide})")
+            failures.extend(f"{url} at {width}px: {p}" for p in problems)
+            if shots:
+                page.screenshot(path=str(shots / f"{shot_name(url)}-{width}.png"),
+                                full_page=True)
+        context.close()
     assert not failures, "\n".join(failures)
 
 
