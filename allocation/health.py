@@ -545,9 +545,9 @@ def drain_reason(item: spares.NodeSuspicion) -> str:
             f"(score {item.score:.2f})")[:255]
 
 
-def drain_suspect(machine: Machine, hostname: str, benchmark: str = "",
-                  window_days: int = DEFAULT_WINDOW_DAYS) -> tuple[Node, str]:
-    """Drain one node because of its benchmark history; the reason quotes the evidence."""
+def drain_suspect_preview(machine: Machine, hostname: str, benchmark: str = "",
+                          window_days: int = DEFAULT_WINDOW_DAYS) -> tuple[Node, str]:
+    """What :func:`drain_suspect` would do, nothing written: the node and its reason."""
     health = machine_health(machine, benchmark, window_days)
     item = health.by_node.get(hostname)
     if item is None or not item.abnormal_runs:
@@ -555,5 +555,13 @@ def drain_suspect(machine: Machine, hostname: str, benchmark: str = "",
             f"{hostname} has no abnormal {health.benchmark or 'benchmark'} runs in the last "
             f"{health.window_days} days; drain it from the node page with your own reason"]})
     reason = drain_reason(item)
+    nodes = services.check_node_state(machine, hostname, NodeState.DRAINED, reason)
+    return nodes[0], reason
+
+
+def drain_suspect(machine: Machine, hostname: str, benchmark: str = "",
+                  window_days: int = DEFAULT_WINDOW_DAYS) -> tuple[Node, str]:
+    """Drain one node because of its benchmark history; the reason quotes the evidence."""
+    _, reason = drain_suspect_preview(machine, hostname, benchmark, window_days)
     nodes = services.set_node_state(machine, hostname, NodeState.DRAINED, reason)
     return nodes[0], reason

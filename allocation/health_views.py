@@ -10,12 +10,12 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views import View
 from django.views.generic import DetailView, FormView, TemplateView
 
-from allocation import health
+from allocation import health, queries
 from allocation.grid import candidate_grid, health_grid
 from allocation.health_forms import (
     BenchmarkUploadForm,
@@ -210,7 +210,9 @@ class NodeHealthPageView(RoleRequiredMixin, TemplateView):
 
 
 class DrainSuspectView(RoleRequiredMixin, View):
-    """One click: drain a node, the reason quoting its benchmark evidence."""
+    """Drain a suspect node, the reason quoting its benchmark evidence: the first
+    post shows what will happen (reason, jobs holding the node); the confirmed
+    one drains."""
 
     required_role = Role.OPERATOR
     http_method_names = ["post"]
@@ -225,6 +227,13 @@ class DrainSuspectView(RoleRequiredMixin, View):
         data = form.cleaned_data
         window = data.get("window") or DEFAULT_WINDOW_DAYS
         try:
+            if request.POST.get("confirmed") != "1":
+                node, reason = health.drain_suspect_preview(
+                    machine, data["hostname"], data.get("benchmark") or "", window)
+                return render(request, "allocation/health_drain_confirm.html", {
+                    "machine": machine, "node": node, "reason": reason, "window": window,
+                    "benchmark": data.get("benchmark") or "", "back": target,
+                    "impact": queries.state_change_impact([node])})
             node, reason = health.drain_suspect(machine, data["hostname"],
                                                 data.get("benchmark") or "", window)
         except ValidationError as exc:

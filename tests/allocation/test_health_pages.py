@@ -76,13 +76,20 @@ def test_drain_and_estimate_buttons_need_an_operator(client_for, history, machin
                                                      django_capture_on_commit_callbacks):
     body = {"hostname": "n01", "benchmark": "stream", "window": 30}
     assert client_for("viewer").post("/machines/m4/health/drain/", body).status_code == 403
+    # the first post only shows what will happen: the reason to record, nothing drained
     response = client_for("operator").post("/machines/m4/health/drain/", body)
+    page = response.content.decode()
+    assert response.status_code == 200 and 'data-testid="drain-confirm"' in page
+    assert 'data-testid="drain-reason"' in page and "suspicion: " in page
+    assert Node.objects.get(machine=machine, hostname="n01").state == "up"
+    response = client_for("operator").post("/machines/m4/health/drain/",
+                                           {**body, "confirmed": "1"})
     assert response.status_code == 302
     node = Node.objects.get(machine=machine, hostname="n01")
     assert node.state == "drained" and node.state_reason.startswith("suspicion: ")
     response = client_for("operator").post("/machines/m4/health/drain/",
-                                           {"hostname": "n30", "benchmark": "stream"},
-                                           follow=True)
+                                           {"hostname": "n30", "benchmark": "stream",
+                                            "confirmed": "1"}, follow=True)
     assert "no abnormal" in response.content.decode() or \
         Node.objects.get(machine=machine, hostname="n30").state == "drained"
     assert client_for("viewer").post("/machines/m4/health/estimate/",

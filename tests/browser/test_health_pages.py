@@ -54,6 +54,8 @@ def test_operator_inspects_health_and_drains_a_suspect(browser_page, login, mach
     page.go_back()
 
     page.click("[data-testid=drain-n01]")
+    assert "suspicion: " in page.locator("[data-testid=drain-reason]").inner_text()
+    page.click("[data-testid=confirm-drain]")
     page.wait_for_selector(".messages")
     assert "n01 drained (suspicion: " in page.locator(".messages").inner_text()
     node = Node.objects.get(machine=machine, hostname="n01")
