@@ -68,6 +68,19 @@ def users(make_user):
 
 
 @pytest.fixture
+def client_for(users):
+    """``client_for("viewer")`` is a page client signed in as that user; ``None`` anonymous."""
+    from django.test import Client
+
+    def make(role: str | None) -> Client:
+        client = Client()
+        if role is not None:
+            client.force_login(users[role])
+        return client
+    return make
+
+
+@pytest.fixture
 def api(users):
     """``api("operator")`` is an APIClient carrying that user's token; ``api(None)`` anonymous."""
     clients = {}

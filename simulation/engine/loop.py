@@ -512,11 +512,18 @@ def _shuffle_prefix(a, n, rng):
 
 
 @njit(cache=True, inline="always")
-def _shuffle_range(a, n, rng):
-    """``a[:n]`` = a uniformly random permutation of ``range(n)``."""
+def _vc_order(a, n, start, round_robin, rng):
+    """``a[:n]``: the order in which to try the ``n`` VCs of a port.
+
+    Round robin: cyclically from the port's pointer ``start``.  Random: a
+    uniformly random permutation, so that no VC is favoured (a random start
+    with a cyclic sweep would favour the VC after the last one tried).
+    """
     for i in range(n):
-        a[i] = i
-    _shuffle_prefix(a, n, rng)
+        v = start + i if round_robin else i
+        a[i] = v - n if v >= n else v
+    if not round_robin:
+        _shuffle_prefix(a, n, rng)
 
 
 @njit(cache=True, inline="always")
@@ -950,20 +957,11 @@ def run_cycles(
                     link_wake[g] = link_busy[g]
                     w_s = min(w_s, link_busy[g])
                     continue
-                if rr_alloc:
-                    vs = out_rr[g]
-                else:
-                    vs = 0
-                    _shuffle_range(vorder, vt, rng)  # no VC favoured (see the crossbar)
+                _vc_order(vorder, vt, out_rr[g], rr_alloc, rng)
                 down = out_down_in[g]
                 nw = NEVER  # without a send: the earliest head to become ready
                 for k in range(vt):
-                    if rr_alloc:
-                        v = vs + k
-                        if v >= vt:
-                            v -= vt
-                    else:
-                        v = vorder[k]
+                    v = vorder[k]
                     ovc = g * vt + v
                     if out_n[ovc] == 0:
                         continue
@@ -1080,20 +1078,11 @@ def run_cycles(
                     w_s = min(w_s, ip_wake[g])
                     m_s |= ip_watch[g]
                     continue
-                if rr_alloc:
-                    vs = in_rr[g]
-                else:
-                    vs = 0
-                    _shuffle_range(vorder, vt, rng)
+                _vc_order(vorder, vt, in_rr[g], rr_alloc, rng)
                 w_g = NEVER
                 m_g = np.int64(0)
                 for k in range(vt):
-                    if rr_alloc:
-                        v = vs + k
-                        if v >= vt:
-                            v -= vt
-                    else:
-                        v = vorder[k]
+                    v = vorder[k]
                     ivc = g * vt + v
                     if in_n[ivc] == 0:
                         continue

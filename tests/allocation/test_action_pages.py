@@ -7,23 +7,12 @@ import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
 
 from allocation import jobs, services
 from allocation.models import Allocation, BenchmarkResult, Job, Node
 from hxportal import hostlists
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def client_for(users):
-    def make(role: str | None) -> Client:
-        client = Client()
-        if role is not None:
-            client.force_login(users[role])
-        return client
-    return make
 
 
 @pytest.fixture

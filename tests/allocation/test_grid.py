@@ -7,22 +7,12 @@ import re
 import time
 
 import pytest
-from django.test import Client
 
 from allocation import grid, jobs, services
 from allocation.models import Allocation, AllocationRole
 
 pytestmark = pytest.mark.django_db
 
-
-@pytest.fixture
-def client_for(users):
-    def make(role: str | None) -> Client:
-        client = Client()
-        if role is not None:
-            client.force_login(users[role])
-        return client
-    return make
 
 NODE = re.compile(r'<(?:a|span) class="(node [^"]*)"[^>]*data-hostname="([^"]+)" '
                   r'data-state="(\w*)" data-job="(\d*)" data-role="(\w*)" '

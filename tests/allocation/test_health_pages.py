@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from allocation import health, tasks
 from allocation.models import EstimationRun, Node
 from tests.allocation.test_health_spares import seed_history
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def client_for(users):
-    def make(role: str | None) -> Client:
-        client = Client()
-        if role is not None:
-            client.force_login(users[role])
-        return client
-    return make
 
 
 @pytest.fixture

@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from simulation import services
 from simulation.models import SimulationRun, Sweep
 from tests.simulation.conftest import TINY, run_pending
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def client_for(users):
-    def make(role):
-        client = Client()
-        if role:
-            client.force_login(users[role])
-        return client
-    return make
 
 
 def test_cancel_then_delete_a_run(client_for, users):

@@ -17,15 +17,6 @@ from tests.simulation.conftest import TINY, run_pending
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def client_for(users):
-    def make(role):
-        client = Client()
-        client.force_login(users[role])
-        return client
-    return make
-
-
 def test_pages_need_sign_in_and_roles(client_for):
     assert Client().get("/simulation/").status_code == 302
     viewer = client_for("viewer")

@@ -54,15 +54,6 @@ def sweep(users):
 
 
 @pytest.fixture
-def client_for(users):
-    def make(role):
-        client = Client()
-        client.force_login(users[role])
-        return client
-    return make
-
-
-@pytest.fixture
 def other_sweep(users):
     return services.create_sweep(name="plain", base={"sides": [2, 2], "concentration": 2,
                                                      "ranks": 8, "max_cycles": 1000},
