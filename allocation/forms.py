@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from allocation.jobs import ONLINE_POLICIES
 from allocation.models import CommPattern, JobStatus, Machine, NodeState
 from allocation.models.machines import NAME_VALIDATOR
+from allocation.patterns import PatternFormField
 from hxportal import hostlists
 
 
@@ -126,7 +127,7 @@ class JobForm(ServiceFieldsMixin, forms.Form):
     name = forms.CharField(max_length=128)
     external_id = forms.CharField(max_length=64, required=False, label="External id (Slurm)")
     node_count = forms.IntegerField(min_value=1, max_value=1_048_576)
-    pattern = forms.ChoiceField(choices=CommPattern.choices, initial=CommPattern.UNKNOWN)
+    pattern = PatternFormField(choices=CommPattern.choices, initial=CommPattern.UNKNOWN)
     policy = forms.ChoiceField(choices=POLICY_CHOICES, initial="diagonal")
     seed = forms.IntegerField(min_value=0, max_value=2**63 - 1, initial=0)
     t_cmpt = seconds_field("Compute time (s)")
@@ -159,7 +160,7 @@ class RecommendationForm(ServiceFieldsMixin, forms.Form):
     name = forms.CharField(max_length=128, initial="job")
     external_id = forms.CharField(max_length=64, required=False, label="External id (Slurm)")
     node_count = forms.IntegerField(min_value=1, max_value=1_048_576, initial=64)
-    pattern = forms.ChoiceField(choices=CommPattern.choices, initial=CommPattern.ALL_TO_ALL)
+    pattern = PatternFormField(choices=CommPattern.choices, initial=CommPattern.ALL_TO_ALL)
     t_cmpt = seconds_field("Compute time (s)")
     t_comm = seconds_field("Communication time (s, under the default policy)", zero=True)
     wall_time = seconds_field("or wall time (s)")

@@ -32,6 +32,7 @@ from allocation.models import Allocation, AllocationRole, Job, JobStatus, Machin
 from allocation.services import resolve_hostlist
 from hxportal import hostlists
 from hxportal.errors import ConflictError
+from simulation.engine.config import canonical_pattern
 
 MAX_SEED = 2**63 - 1
 __all__ = ["ONLINE_POLICIES", "POLICIES"]  # re-exported for forms and API choices
@@ -176,7 +177,8 @@ def create_job(*, owner, machine: Machine, name: str, node_count: int, pattern: 
     if node_count > machine.node_count:
         raise ValidationError({"node_count": [
             f"the machine has only {machine.node_count} nodes"]})
-    job = Job(owner=owner, machine=machine, name=name, node_count=node_count, pattern=pattern,
+    job = Job(owner=owner, machine=machine, name=name, node_count=node_count,
+              pattern=canonical_pattern(pattern),
               external_id=external_id, t_cmpt=t_cmpt, t_comm=t_comm, wall_time=wall_time)
     job.full_clean()
     job.save()

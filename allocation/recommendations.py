@@ -69,7 +69,7 @@ from hxportal.errors import ConflictError
 from hxportal.models import TERMINAL_RUN_STATUSES, RunStatus
 from hxportal.runs import RunReporter, enqueue, execute
 from simulation.engine import SimConfig, simulate
-from simulation.engine.config import study_message_packets
+from simulation.engine.config import canonical_pattern, study_message_packets
 
 DEADLINE_SECONDS = 30
 CACHE_SECONDS = 600
@@ -154,6 +154,7 @@ def request_recommendation(*, user, machine: Machine, node_count: int, pattern: 
                            simulate: bool = True) -> tuple[Recommendation, bool]:
     """Return (recommendation, cached). Identical questions on an unchanged machine
     within ``CACHE_SECONDS`` get the stored answer (or the one still computing)."""
+    pattern = canonical_pattern(pattern)
     if pattern not in CommPattern.values:
         raise ValidationError({"pattern": [f"must be one of {', '.join(CommPattern.values)}"]})
     t_cmpt_s, t_comm_s = _times(t_cmpt, t_comm, wall_time, compute_fraction)

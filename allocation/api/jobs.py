@@ -12,7 +12,8 @@ from rest_framework.views import APIView
 
 from allocation import jobs
 from allocation.filtersets import JobFilterSet
-from allocation.models import CommPattern, Job, JobStatus, Machine
+from allocation.models import Job, JobStatus, Machine
+from allocation.patterns import PatternChoiceField
 from hxportal import hostlists
 from hxportal.api.fields import NameRelatedField
 from hxportal.api.mixins import OwnWritesMixin, validated
@@ -70,7 +71,7 @@ class JobCreateSerializer(serializers.Serializer):
     external_id = serializers.CharField(max_length=64, required=False, allow_blank=True,
                                         default="")
     node_count = serializers.IntegerField(min_value=1, max_value=MAX_NODES)
-    pattern = serializers.ChoiceField(choices=CommPattern.choices, default=CommPattern.UNKNOWN)
+    pattern = PatternChoiceField()
     t_cmpt = serializers.FloatField(required=False, allow_null=True, default=None)
     t_comm = serializers.FloatField(required=False, allow_null=True, default=None)
     wall_time = serializers.FloatField(required=False, allow_null=True, default=None)

@@ -13,7 +13,8 @@ from rest_framework.response import Response
 from allocation import recommendations
 from allocation.api.jobs import POLICY_CHOICES, JobSerializer, positive_time
 from allocation.filtersets import RecommendationFilterSet
-from allocation.models import CommPattern, Machine, Recommendation
+from allocation.models import Machine, Recommendation
+from allocation.patterns import PatternChoiceField
 from hxportal.api.fields import NameRelatedField
 from hxportal.api.mixins import OwnWritesMixin, validated
 from hxportal.roles import Role
@@ -27,7 +28,7 @@ class RecommendationRequestSerializer(serializers.Serializer):
     external_id = serializers.CharField(max_length=64, required=False, allow_blank=True,
                                         default="")
     node_count = serializers.IntegerField(min_value=1, max_value=1_048_576)
-    pattern = serializers.ChoiceField(choices=CommPattern.choices, default=CommPattern.UNKNOWN)
+    pattern = PatternChoiceField()
     t_cmpt = serializers.FloatField(required=False, allow_null=True, default=None)
     t_comm = serializers.FloatField(required=False, allow_null=True, default=None)
     wall_time = serializers.FloatField(required=False, allow_null=True, default=None)

@@ -12,11 +12,16 @@ from hxportal.validators import no_control_characters
 
 
 class CommPattern(models.TextChoices):
-    ALL_TO_ALL = "all-to-all", "All-to-all"
-    ALL_REDUCE = "all-reduce", "All-reduce"
-    STENCIL_4 = "stencil-4", "Stencil (4 neighbours)"
-    STENCIL_8 = "stencil-8", "Stencil (8 neighbours)"
-    RANDOM_INVOLUTION = "random-involution", "Random involution"
+    """A job's communication pattern, named as the simulator names it (one
+    vocabulary: ``simulation.engine.config.PATTERNS``); the hyphenated names
+    of earlier versions (``all-to-all``, ``stencil-4``, ...) are accepted on
+    input as aliases (:func:`allocation.patterns.canonical`)."""
+
+    ALL_TO_ALL = "all2all", "All-to-all"
+    ALL_REDUCE = "allreduce", "All-reduce"
+    STENCIL_4 = "stencil4", "Stencil (4 neighbours)"
+    STENCIL_8 = "stencil8", "Stencil (8 neighbours)"
+    RANDOM_INVOLUTION = "random_involution", "Random involution"
     UNIFORM = "uniform", "Uniform"
     UNKNOWN = "unknown", "Unknown"
 

@@ -24,6 +24,7 @@ __all__ = [
     "OCCUPANCIES",
     "OPEN_LOOP_PATTERNS",
     "PATTERNS",
+    "PATTERN_ALIASES",
     "POLICY_NAMES",
     "PORT_CHOICES",
     "ROUTINGS",
@@ -32,6 +33,7 @@ __all__ = [
     "STUDY_STENCIL_PHITS",
     "VC_SETS",
     "SimConfig",
+    "canonical_pattern",
     "required_vcs",
     "study_message_packets",
 ]
@@ -43,6 +45,16 @@ SCENARIOS = ("single", "escalation", "interference", "background")
 OPEN_LOOP_PATTERNS = ("uniform", "permutation", "switch_permutation")
 KERNEL_PATTERNS = ("all2all", "allreduce", "stencil4", "stencil8", "random_involution")
 PATTERNS = OPEN_LOOP_PATTERNS + KERNEL_PATTERNS
+#: Other spellings of the patterns, accepted wherever a pattern is read (jobs
+#: used to name them so) and never written: one vocabulary, ``PATTERNS``.
+PATTERN_ALIASES = {
+    "all-to-all": "all2all",
+    "all-reduce": "allreduce",
+    "stencil-4": "stencil4",
+    "stencil-8": "stencil8",
+    "random-involution": "random_involution",
+    "switch-permutation": "switch_permutation",
+}
 #: Names of the online allocation policies, spelled as
 #: ``allocation.hyperx.ONLINE_POLICIES`` (a test checks they agree): the study's
 #: seven (docs/domain.md section 2.1), then our own.
@@ -66,6 +78,17 @@ STUDY_KERNEL_PHITS = 16_384
 STUDY_STENCIL_PHITS = 1_024
 MAX_ENDPOINTS = 65_536
 MAX_CYCLES_LIMIT = 100_000_000
+
+
+def canonical_pattern(name: object) -> object:
+    """The pattern's name in the one vocabulary (aliases mapped, anything else as is).
+
+    Examples
+    --------
+    >>> canonical_pattern("all-to-all"), canonical_pattern("stencil4")
+    ('all2all', 'stencil4')
+    """
+    return PATTERN_ALIASES.get(name, name) if isinstance(name, str) else name
 
 
 def required_vcs(routing: str, dims: int) -> int:
@@ -240,6 +263,7 @@ class SimConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sides", tuple(int(s) for s in self.sides))
+        object.__setattr__(self, "pattern", canonical_pattern(self.pattern))
         self.validate()
 
     # ------------------------------------------------------------------ derived

@@ -17,7 +17,7 @@ def test_operator_allocates_a_job_and_sees_it_on_the_grid(browser_page, login):
     page.click("text=Allocate a job")
     page.fill("input[name=name]", "lattice")
     page.fill("input[name=node_count]", "64")
-    page.select_option("select[name=pattern]", "stencil-4")
+    page.select_option("select[name=pattern]", "stencil4")
     page.select_option("select[name=policy]", "diagonal")
     page.click("button:has-text('Allocate')")
     page.wait_for_selector("[data-testid=properties]")

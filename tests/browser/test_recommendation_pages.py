@@ -24,7 +24,7 @@ def test_submit_rank_accept_and_see_the_job_on_the_grid(browser_page, login, mak
         page.goto("/recommend/")
         page.select_option("select[name=machine]", "ref")
         page.fill("input[name=node_count]", "64")
-        page.select_option("select[name=pattern]", "all-to-all")
+        page.select_option("select[name=pattern]", "all2all")
         page.fill("input[name=t_cmpt]", "100")
         page.fill("input[name=t_comm]", "50")
         page.fill("input[name=p_abn]", "0.026")

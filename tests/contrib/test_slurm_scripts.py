@@ -206,7 +206,7 @@ def test_sbatch_reads_directives_polls_and_accepts(portal, run, slurm, tmp_path,
     assert "computing" in done.stderr and "accepted: portal job" in done.stderr
     rec = Recommendation.objects.get()
     assert rec.status == "accepted" and rec.method == "analytic"
-    assert rec.inputs["wall_time"] == 3600 and rec.pattern == "stencil-4"
+    assert rec.inputs["wall_time"] == 3600 and rec.pattern == "stencil4"
     job = rec.job
     assert job.status == "allocated" and job.node_count == 16
     [argv] = slurm.calls("sbatch")

@@ -17,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 from allocation import jobs
 from allocation.hyperx import ONLINE_POLICIES
 from allocation.models import CommPattern, Machine
+from allocation.patterns import canonical
 from hxportal import services as accounts
 from hxportal.errors import ConflictError
 from hxportal.roles import Role
@@ -34,7 +35,10 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--spares", type=int, default=0)
         parser.add_argument("--name", default="cli-job")
-        parser.add_argument("--pattern", choices=CommPattern.values, default=CommPattern.UNKNOWN)
+        parser.add_argument("--pattern", type=canonical, default=CommPattern.UNKNOWN,
+                            choices=CommPattern.values,
+                            help="communication pattern (all-to-all and the other "
+                                 "hyphenated names are read as aliases)")
         parser.add_argument("--owner", default=None, help=f"username (default {CLI_ACCOUNT})")
         parser.add_argument("--dry-run", action="store_true")
         parser.add_argument("--json", action="store_true")
