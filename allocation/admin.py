@@ -1,7 +1,7 @@
 from django.contrib import admin
 
-from allocation import health_admin  # noqa: F401 - registers the health models
 from allocation.models import Allocation, Job, Machine, Node, SiteSettings
+from allocation.services import machines
 
 
 @admin.register(Machine)
@@ -41,6 +41,4 @@ class SiteSettingsAdmin(admin.ModelAdmin):
         return super().has_add_permission(request) and not SiteSettings.objects.exists()
 
     def save_model(self, request, obj, form, change):
-        from allocation import services
-
-        services.set_site_settings(default_policy=obj.default_policy, user=request.user)
+        machines.set_site_settings(default_policy=obj.default_policy, user=request.user)

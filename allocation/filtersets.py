@@ -6,16 +6,7 @@ from django import forms
 from django.db.models import Exists, OuterRef
 from django_filters import rest_framework as filters
 
-from allocation.models import (
-    Allocation,
-    Job,
-    JobStatus,
-    Machine,
-    Node,
-    NodeState,
-    Recommendation,
-    RecommendationStatus,
-)
+from allocation.models import Allocation, Job, JobStatus, Machine, Node, NodeState
 from hxportal.api.filters import HostlistFilter
 
 
@@ -83,13 +74,3 @@ class JobFilterSet(filters.FilterSet):
     class Meta:
         model = Job
         fields = ["machine", "status", "external_id", "policy", "owner"]
-
-
-class RecommendationFilterSet(filters.FilterSet):
-    machine = filters.CharFilter(field_name="machine__name", max_length=64)
-    status = filters.MultipleChoiceFilter(choices=RecommendationStatus.choices)
-    external_id = filters.CharFilter(max_length=64)
-
-    class Meta:
-        model = Recommendation
-        fields = ["machine", "status", "external_id"]

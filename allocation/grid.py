@@ -34,6 +34,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 from django.db.models import Count
 from django.urls import reverse
@@ -41,6 +42,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from allocation.models import Allocation, AllocationRole, Machine, NodeState
+from allocation.services import queries
 from hxportal import hostlists, ownership
 
 #: Above this many nodes in a plane, switch cells summarise their nodes.
@@ -132,7 +134,6 @@ def job_palette(job_ids: Iterable[int]) -> dict[int, tuple[int, int]]:
 @dataclass
 class NodeInfo:
     """What a cell shows about one node; built by the page's grid function."""
-
     hostname: str
     switch: int
     local: int
@@ -310,8 +311,6 @@ def state_counts(machine: Machine) -> dict[str, int]:
 
 
 def _page_jobs(machine: Machine, reader) -> tuple[list, set[int]]:
-    from allocation import queries
-
     active = list(queries.active_jobs(machine))
     everything = reader is None or ownership.reads_everything(reader)
     shown = {j.pk for j in active if everything or j.owner_id == reader.pk}
@@ -370,8 +369,6 @@ def _finish(grid: SwitchGrid, nodes: list[NodeInfo], request, drill_param: str =
     grid.keep_params = params
 
     def switch_href(switch: int) -> str:
-        from urllib.parse import urlencode
-
         query = urlencode([*params, (grid.plane_param, grid.plane), (drill_param, switch)])
         return f"?{query}#drill"
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from django import forms
 from rest_framework import serializers
 
+from allocation.hyperx.patterns import PATTERN_ALIASES, canonical_pattern
 from allocation.models import CommPattern
-from simulation.engine.config import PATTERN_ALIASES, canonical_pattern
 
 __all__ = ["PATTERN_ALIASES", "PatternChoiceField", "PatternFormField", "canonical"]
 

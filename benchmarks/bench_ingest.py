@@ -29,11 +29,12 @@ django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0)
 from django.test import Client
-from allocation import services
-from allocation.models import BenchmarkResult, Job
+from allocation.services import machines
+from allocation.models import Job
+from health.models import BenchmarkResult
 from hxportal import services as accounts
 rows = int(sys.argv[1])
-machine = services.create_machine(name="hx", sides=[16, 16], concentration=8)
+machine = machines.create_machine(name="hx", sides=[16, 16], concentration=8)
 user, _ = accounts.upsert_user("bench", "operator", password="pw-bench-12345")
 key = accounts.issue_token(user, "bench")
 per_job = 500

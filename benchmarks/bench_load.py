@@ -44,9 +44,9 @@ SETUP = r"""
 import django; django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0)
-from allocation import jobs, services
+from allocation.services import jobs, machines
 from hxportal import services as accounts
-m = services.create_machine(name="ref", sides=[8, 8], concentration=8)
+m = machines.create_machine(name="ref", sides=[8, 8], concentration=8)
 u, _ = accounts.upsert_user("bench", "operator")
 for i, policy in enumerate(["row", "diagonal", "row", "diagonal"]):
     jobs.submit_job(owner=u, machine=m, name=f"bg{i}", node_count=64, pattern="all-to-all",

@@ -2,7 +2,7 @@
 
 Usage: .venv/bin/python benchmarks/bench_machine_create.py [--postgres URL] [--repeat N]
 Each backend gets a fresh database; the figure is the wall time of
-``services.create_machine`` (validation, hostnames, one transaction), plus the
+``machines.create_machine`` (validation, hostnames, one transaction), plus the
 8x8 reference machine as a small baseline measured in the same run.
 """
 
@@ -25,12 +25,12 @@ import os, sys, time, django
 django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0)
-from allocation import services
+from allocation.services import machines
 from allocation.models import Machine
 sides = [int(s) for s in sys.argv[1].split(",")]
 c = int(sys.argv[2])
 start = time.perf_counter()
-machine = services.create_machine(name="bench", sides=sides, concentration=c)
+machine = machines.create_machine(name="bench", sides=sides, concentration=c)
 elapsed = time.perf_counter() - start
 assert machine.nodes.count() == machine.node_count
 print(f"{elapsed:.4f} {machine.node_count}")

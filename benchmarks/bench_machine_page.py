@@ -25,17 +25,17 @@ call_command("migrate", verbosity=0)
 from django.test import Client
 from django.test.utils import setup_test_environment
 setup_test_environment()
-from allocation import jobs, services
+from allocation.services import jobs, machines
 from hxportal import services as accounts
 repeat = int(sys.argv[1])
 start = time.perf_counter()
-machine = services.create_machine(name="big", sides=[16, 16, 16], concentration=16)
+machine = machines.create_machine(name="big", sides=[16, 16, 16], concentration=16)
 created = time.perf_counter() - start
 owner, _ = accounts.upsert_user("bench", "operator")
 job = jobs.submit_job(owner=owner, machine=machine, name="wide", node_count=2048,
                       pattern="uniform", policy="row", spares=64)
 names = list(job.allocations.order_by("rank").values_list("node__hostname", flat=True)[:3])
-services.set_node_state(machine, ",".join(names), "drained", "burn-in")
+machines.set_node_state(machine, ",".join(names), "drained", "burn-in")
 client = Client()
 client.force_login(owner)
 client.get("/machines/big/")

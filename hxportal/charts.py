@@ -21,6 +21,7 @@ Spec shape (every key JSON)::
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -130,8 +131,6 @@ def histogram_bins(values: Sequence[float], *, bins: int = 24
 
 def bin_index(edges: Sequence[float], value: float) -> int:
     """The bin of ``value`` (the last bin includes its upper edge)."""
-    import bisect
-
     i = bisect.bisect_right(edges, value) - 1
     return min(max(i, 0), len(edges) - 2)
 

@@ -25,16 +25,28 @@ logger = logging.getLogger(__name__)
 MAX_LOG_LINES = 500
 
 
-def enqueue(run: TrackedRun, task: Any) -> None:
-    """Send ``task`` for ``run`` once the surrounding transaction commits.
+def enqueue(run: TrackedRun) -> None:
+    """Send the run's task, by its name, once the surrounding transaction commits.
 
-    If the broker is down the request still succeeds: the row stays pending with
-    no ``sent_at`` and :func:`resend_unsent` sends it when the broker is back.
+    Services name the task (``task_name`` on the model) instead of importing task
+    modules, which import the services: no import cycle, and the name is the
+    contract with queued messages. If the broker is down the request still
+    succeeds: the row stays pending with no ``sent_at`` and :func:`resend_unsent`
+    sends it when the broker is back.
     """
     model, pk, task_id = type(run), run.pk, run.task_id
     transaction.on_commit(
-        lambda: _send(model, pk, task_id, lambda: task.apply_async(args=[pk], task_id=task_id)),
+        lambda: _send(model, pk, task_id, lambda: _publish(model.task_name, pk, task_id)),
         robust=True)
+
+
+def _publish(task_name: str, pk: int, task_id: str) -> Any:
+    """Publish through the registered task when this process knows it (so eager mode
+    runs it in place), else by name alone (a web process without the task modules)."""
+    task = current_app.tasks.get(task_name)
+    if task is not None:
+        return task.apply_async(args=[pk], task_id=task_id)
+    return current_app.send_task(task_name, args=[pk], task_id=task_id)
 
 
 def _send(model: type[TrackedRun], pk: int, task_id: str, publish: Callable[[], Any]) -> bool:
@@ -62,7 +74,7 @@ def resend_unsent(older_than_seconds: float = 30.0) -> int:
         for run in unsent.only("pk").iterator(chunk_size=500):
             task_id = run.task_id
             sent += _send(model, run.pk, task_id, lambda pk=run.pk, task_id=task_id, m=model:
-                          current_app.send_task(m.task_name, args=[pk], task_id=task_id))
+                          _publish(m.task_name, pk, task_id))
     return sent
 
 

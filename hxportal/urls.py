@@ -9,6 +9,8 @@ from hxportal.views import RateLimitedLoginView, favicon
 
 api_v1 = [
     path("", include("allocation.api.urls")),
+    path("", include("health.api.urls")),
+    path("", include("recommendations.api.urls")),
     path("", include("simulation.api.urls")),
 ]
 
@@ -21,5 +23,8 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("simulation/", include("simulation.urls")),
+    path("", include("dashboard.urls")),
     path("", include("allocation.urls")),
+    path("", include("health.urls")),
+    path("", include("recommendations.urls")),
 ]

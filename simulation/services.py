@@ -31,10 +31,11 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from allocation.services import jobs
 from hxportal.errors import ConflictError
 from hxportal.models import TERMINAL_RUN_STATUSES, RunStatus
 from hxportal.runs import RunReporter, enqueue, execute
-from simulation import presets
+from simulation import presets, reproduction_preset
 from simulation.engine import ENGINE_VERSION, SimConfig, simulate
 from simulation.engine.config import (
     ALLOCATORS,
@@ -178,8 +179,6 @@ def _with_machine(data: Any, machine) -> Any:
 
 def machine_partitions(machine, cfg: SimConfig) -> list[list[int]]:
     """Partitions from the machine's free nodes now, one per application of ``cfg``."""
-    from allocation import jobs
-
     n_apps = cfg.replicas if cfg.scenario == "escalation" else 1
     available, _ = jobs.occupancy(machine)
     parts: list[list[int]] = []
@@ -221,8 +220,6 @@ def _new_run(cfg: SimConfig, *, user=None, sweep: Sweep | None = None, machine=N
 
 def start_run(config: Any, *, user=None, machine=None) -> SimulationRun:
     """Create a run and enqueue it after commit, or copy a stored identical result."""
-    from simulation import tasks
-
     cfg = validate_config(_with_machine(config, machine))
     partitions = machine_partitions(machine, cfg) if machine is not None else None
     with transaction.atomic():
@@ -232,7 +229,7 @@ def start_run(config: Any, *, user=None, machine=None) -> SimulationRun:
         if source is not None:
             _store_reused(run, source)
         else:
-            enqueue(run, tasks.run_simulation)
+            enqueue(run)
     return run
 
 
@@ -425,7 +422,6 @@ def _check_name(name: Any) -> str:
 def _create_sweep(*, name: str, base: dict, parameters: dict,
                   points: list[tuple[dict[str, Any], SimConfig]], user=None,
                   preset: str = "") -> Sweep:
-    from simulation import tasks
 
     name = _check_name(name)
     with transaction.atomic():
@@ -436,7 +432,7 @@ def _create_sweep(*, name: str, base: dict, parameters: dict,
         if any(run.pk is None for run in created):  # a backend without RETURNING
             created = list(sweep.runs.order_by("id"))
         for run in created:
-            enqueue(run, tasks.run_simulation)
+            enqueue(run)
     return sweep
 
 
@@ -457,8 +453,6 @@ def start_study(*, user=None, scale: int = 1, name: str = "") -> Sweep:
 
 def start_reproduction(user=None, seeds: int = 3, name: str = "") -> Sweep:
     """The reproduction report's runs (:mod:`simulation.reproduction_preset`) as one sweep."""
-    from simulation import reproduction_preset
-
     try:
         items = reproduction_preset.reproduction_configs(seeds)
     except ValueError as exc:

@@ -13,7 +13,7 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
-from allocation import services
+from allocation.services import machines
 from hxportal import services as accounts
 from hxportal.roles import Role
 
@@ -99,5 +99,5 @@ def api(users):
 @pytest.fixture
 def machine(db):
     """A 4x4 HyperX with c = 4: 64 nodes named n01..n64."""
-    return services.create_machine(name="m4", sides=[4, 4], concentration=4,
+    return machines.create_machine(name="m4", sides=[4, 4], concentration=4,
                                    hostname_pattern="n{n:02d}")

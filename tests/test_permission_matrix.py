@@ -16,9 +16,11 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from allocation import jobs, recommendations
-from allocation.models import Estimate, EstimationRun, Node
+from allocation.models import Node
+from allocation.services import jobs
+from health.models import Estimate, EstimationRun
 from hxportal import services as accounts
+from recommendations import services as recommendations
 from simulation import services as simulation
 
 RANK = {None: 0, "viewer": 1, "operator": 2, "admin": 3}
@@ -216,7 +218,8 @@ def test_second_operator_cannot_change_anothers_rows(world, users, path, method,
 
 
 def snapshot_owned(ids: dict) -> tuple:
-    from allocation.models import Job, Recommendation
+    from allocation.models import Job
+    from recommendations.models import Recommendation
     from simulation.models import SimulationRun, Sweep
 
     return (Job.objects.filter(pk=ids["jobs"]).values_list("status", flat=True)[0],
@@ -264,7 +267,8 @@ def _fk_send(client, case, job):
 
 
 def _fk_state(job) -> tuple:
-    from allocation.models import Allocation, BenchmarkResult
+    from allocation.models import Allocation
+    from health.models import BenchmarkResult
 
     return (sorted(BenchmarkResult.objects.filter(job=job).values_list("node_id", "seconds")),
             sorted(Allocation.objects.filter(job=job).values_list("node_id", "role")))
@@ -272,7 +276,7 @@ def _fk_state(job) -> tuple:
 
 @pytest.mark.parametrize("case", list(FK_CASES), ids=list(FK_CASES))
 def test_foreign_key_to_anothers_job_is_400(db, users, machine, case):
-    from allocation import health
+    from health import services as health
 
     owner_job = jobs.submit_job(owner=users["operator"], machine=machine, name="mine",
                                 node_count=2, pattern="uniform", policy="row")
@@ -390,8 +394,8 @@ def test_private_data_grid_shows_anothers_job_as_held(world, users, settings):
 
 def test_private_data_benchmark_rows_and_node_history_do_not_name_anothers_job(
         world, users, settings):
-    from allocation import health
     from allocation.models import Job
+    from health import services as health
 
     job = Job.objects.get(pk=world["jobs"])
     job.external_id = "slurm-4242"
@@ -417,8 +421,8 @@ def test_private_data_benchmark_rows_and_node_history_do_not_name_anothers_job(
 
 
 def test_private_data_health_evidence_does_not_cite_anothers_job(world, users, settings):
-    from allocation import health
     from allocation.models import Job
+    from health import services as health
 
     job = Job.objects.get(pk=world["jobs"])
     hosts = list(job.allocations.values_list("node__hostname", flat=True))

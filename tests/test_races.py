@@ -12,8 +12,11 @@ import pytest
 from django.db import connection, connections
 from django.utils import timezone
 
-from allocation import health, jobs, recommendations, services
-from allocation.models import Allocation, BenchmarkResult, Job, JobStatus, Machine
+from allocation.models import Allocation, Job, JobStatus, Machine
+from allocation.services import jobs, machines
+from health import services as health
+from health.models import BenchmarkResult
+from recommendations import services as recommendations
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 THREADS = 8
@@ -71,7 +74,7 @@ def allocation_rounds(machine: Machine, owner) -> tuple[int, int]:
 
 
 def test_concurrent_allocation_rounds_never_double_allocate(on_postgres, make_user):
-    machine = services.create_machine(name="race", sides=[4, 4], concentration=4)
+    machine = machines.create_machine(name="race", sides=[4, 4], concentration=4)
     bad, partial = allocation_rounds(machine, make_user("racer", "operator"))
     assert (bad, partial) == (0, 0)
 
@@ -80,7 +83,7 @@ def test_negative_control_sees_double_allocation_without_lock_and_constraint(
         on_postgres, make_user, monkeypatch):
     """Without the machine lock and the unique index the same harness must see the
     race, otherwise the test above proves nothing."""
-    machine = services.create_machine(name="race", sides=[4, 4], concentration=4)
+    machine = machines.create_machine(name="race", sides=[4, 4], concentration=4)
     original_propose = jobs.propose
 
     def slow_propose(*args, **kwargs):
@@ -114,7 +117,7 @@ def test_negative_control_sees_double_allocation_without_lock_and_constraint(
 
 
 def test_concurrent_uploads_for_one_job_replace_each_other(on_postgres, make_user):
-    machine = services.create_machine(name="up", sides=[2, 2], concentration=4)
+    machine = machines.create_machine(name="up", sides=[2, 2], concentration=4)
     job = jobs.submit_job(owner=make_user("ops", "operator"), machine=machine, name="j",
                           node_count=16, pattern="uniform", policy="row")
     names = list(machine.nodes.order_by("index").values_list("hostname", flat=True))
@@ -131,7 +134,7 @@ def test_concurrent_uploads_for_one_job_replace_each_other(on_postgres, make_use
 
 
 def test_concurrent_accepts_allocate_once(on_postgres, make_user):
-    machine = services.create_machine(name="acc", sides=[4, 4], concentration=4)
+    machine = machines.create_machine(name="acc", sides=[4, 4], concentration=4)
     owner = make_user("ops", "operator")
     rec, _ = recommendations.request_recommendation(
         user=owner, machine=machine, node_count=8, pattern="uniform", t_cmpt=10, t_comm=1,

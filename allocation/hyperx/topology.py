@@ -23,6 +23,7 @@ import numbers
 from dataclasses import dataclass
 from functools import lru_cache
 
+import networkx as nx
 import numpy as np
 
 __all__ = ["HyperX"]
@@ -94,7 +95,6 @@ class HyperX:
     >>> hx.minimal_paths(0, 9)
     [(0, 8, 9), (0, 1, 9)]
     """
-
     sides: tuple[int, ...]
     concentration: int
 
@@ -220,7 +220,6 @@ class HyperX:
 
     def to_networkx(self):
         """The switch graph as a :class:`networkx.Graph` (node attr ``coords``)."""
-        import networkx as nx
 
         g = nx.Graph()
         coords = self.switch_coords()

@@ -35,7 +35,10 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "hxportal",
     "allocation",
+    "health",
     "simulation",
+    "recommendations",
+    "dashboard",
 ]
 
 MIDDLEWARE = [
@@ -56,7 +59,7 @@ ROOT_URLCONF = "hxportal.urls"
 WSGI_APPLICATION = "hxportal.wsgi.application"
 AUTH_USER_MODEL = "hxportal.User"
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "allocation:home"
+LOGIN_REDIRECT_URL = "dashboard:home"
 LOGOUT_REDIRECT_URL = "login"
 
 TEMPLATES = [
@@ -162,7 +165,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "JobStatusEnum": "allocation.models.jobs.JobStatus",
         "RunStatusEnum": "hxportal.models.RunStatus",
-        "RecommendationStatusEnum": "allocation.models.recommendations.RecommendationStatus",
+        "RecommendationStatusEnum": "recommendations.models.RecommendationStatus",
         "SweepStatusEnum": "simulation.models.SweepStatus",
         "NodeStateEnum": "allocation.models.machines.NodeState",
     },

@@ -15,6 +15,14 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from allocation.hyperx.patterns import (
+    KERNEL_PATTERNS,
+    OPEN_LOOP_PATTERNS,
+    PATTERN_ALIASES,
+    PATTERNS,
+    canonical_pattern,
+)
+
 __all__ = [
     "ALL2ALL_SCHEDULES",
     "ALLOCATORS",
@@ -42,19 +50,6 @@ ROUTINGS = ("dor", "min", "valiant", "omniwar")
 VC_SETS = ("shared", "per_partition")
 ALLOCATORS = ("random", "round_robin")
 SCENARIOS = ("single", "escalation", "interference", "background")
-OPEN_LOOP_PATTERNS = ("uniform", "permutation", "switch_permutation")
-KERNEL_PATTERNS = ("all2all", "allreduce", "stencil4", "stencil8", "random_involution")
-PATTERNS = OPEN_LOOP_PATTERNS + KERNEL_PATTERNS
-#: Other spellings of the patterns, accepted wherever a pattern is read (jobs
-#: used to name them so) and never written: one vocabulary, ``PATTERNS``.
-PATTERN_ALIASES = {
-    "all-to-all": "all2all",
-    "all-reduce": "allreduce",
-    "stencil-4": "stencil4",
-    "stencil-8": "stencil8",
-    "random-involution": "random_involution",
-    "switch-permutation": "switch_permutation",
-}
 #: Names of the online allocation policies, spelled as
 #: ``allocation.hyperx.ONLINE_POLICIES`` (a test checks they agree): the study's
 #: seven (docs/domain.md section 2.1), then our own.
@@ -78,17 +73,6 @@ STUDY_KERNEL_PHITS = 16_384
 STUDY_STENCIL_PHITS = 1_024
 MAX_ENDPOINTS = 65_536
 MAX_CYCLES_LIMIT = 100_000_000
-
-
-def canonical_pattern(name: object) -> object:
-    """The pattern's name in the one vocabulary (aliases mapped, anything else as is).
-
-    Examples
-    --------
-    >>> canonical_pattern("all-to-all"), canonical_pattern("stencil4")
-    ('all2all', 'stencil4')
-    """
-    return PATTERN_ALIASES.get(name, name) if isinstance(name, str) else name
 
 
 def required_vcs(routing: str, dims: int) -> int:

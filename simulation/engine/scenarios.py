@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from allocation.hyperx import POLICIES, HyperX, allocate, static_partition
+
 from .config import SimConfig
 from .traffic import AppSpec
 
@@ -40,8 +42,6 @@ def build_partitions(config: SimConfig) -> list[np.ndarray]:
     allocation.hyperx.AllocationError
         When the online allocator cannot place a replica.
     """
-    from allocation.hyperx import POLICIES, HyperX, allocate, static_partition
-
     n_apps = config.replicas if config.scenario == "escalation" else 1
     sides = config.sides
     c = config.concentration

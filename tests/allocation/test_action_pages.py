@@ -8,8 +8,9 @@ import json
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from allocation import jobs, services
-from allocation.models import Allocation, BenchmarkResult, Job, Node
+from allocation.models import Allocation, Job, Node
+from allocation.services import jobs, machines
+from health.models import BenchmarkResult
 from hxportal import hostlists
 
 pytestmark = pytest.mark.django_db
@@ -88,7 +89,7 @@ def test_upload_is_for_operators_and_their_own_jobs(client_for, job):
 
 @pytest.fixture
 def benchmarked(job):
-    from allocation import health
+    from health import services as health
 
     names = list(job.allocations.order_by("rank").values_list("node__hostname", flat=True))
     times = {n: 1.0 for n in names}
@@ -201,24 +202,24 @@ def test_drain_needs_a_reason_shown_next_to_the_field(client_for, machine):
 
 def test_site_default_policy_overrides_the_environment(client_for, settings, machine):
     settings.HX_DEFAULT_POLICY = "diagonal"
-    assert services.default_policy() == "diagonal"
+    assert machines.default_policy() == "diagonal"
     assert client_for("operator").get("/settings/").status_code == 403
     page = client_for("admin").get("/settings/").content.decode()
     assert 'data-testid="effective-policy">diagonal<' in page and "HX_DEFAULT_POLICY" in page
     response = client_for("admin").post("/settings/", {"default_policy": "row"}, follow=True)
     assert "Default policy: row (from the site setting)" in response.content.decode()
-    assert services.default_policy() == "row"
+    assert machines.default_policy() == "row"
     form = client_for("operator").get("/machines/m4/jobs/new/").content.decode()
     assert '<option value="row" selected>' in form
     client_for("admin").post("/settings/", {"default_policy": ""})
-    assert services.default_policy() == "diagonal"
+    assert machines.default_policy() == "diagonal"
 
 
 def test_site_default_policy_rejects_unknown_policies(client_for):
     html = client_for("admin").post("/settings/", {"default_policy": "nope"}).content.decode()
     assert 'data-field="default_policy"' in html
     with pytest.raises(Exception, match="unknown policy"):
-        services.set_site_settings(default_policy="nope")
+        machines.set_site_settings(default_policy="nope")
 
 
 def test_job_count_unchanged_by_previews(client_for, benchmarked):

@@ -14,8 +14,8 @@ import pytest
 from django.db import connection, connections
 from rest_framework.test import APIClient
 
-from allocation import jobs, services
 from allocation.models import Allocation, Job
+from allocation.services import jobs, machines
 from hxportal import services as accounts
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -48,7 +48,7 @@ def fire(requests: list[dict], key: str) -> list[tuple[int, dict]]:
 
 def test_concurrent_allocations_never_share_a_node(on_postgres, make_user):
     assert connection.vendor == "postgresql"
-    machine = services.create_machine(name="hx", sides=[4, 4], concentration=4)
+    machine = machines.create_machine(name="hx", sides=[4, 4], concentration=4)
     admin = make_user("boss", "admin")
     jobs.submit_job(owner=admin, machine=machine, name="filler", node_count=40,
                     pattern="uniform", policy="row")

@@ -9,8 +9,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from allocation import services
 from allocation.models import Job
+from allocation.services import machines
 
 KEYS = {"endpoints", "switches", "avg_distance", "max_distance", "convexity", "switch_locality",
         "hull_links", "pb_bound", "pb_exact"}
@@ -53,7 +53,7 @@ def test_hx_partition_rejects_what_the_formulas_do_not_define(args):
 
 @pytest.mark.django_db
 def test_hx_allocate_dry_run_and_real():
-    services.create_machine(name="hx", sides=[8, 8], concentration=8)
+    machines.create_machine(name="hx", sides=[8, 8], concentration=8)
     dry = json.loads(run("hx_allocate", "--machine", "hx", "--policy", "diagonal", "--size",
                          "64", "--dry-run", "--json"))
     assert dry["dry_run"] is True and dry["properties"]["pb_exact"] == pytest.approx(2.0)

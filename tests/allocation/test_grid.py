@@ -8,8 +8,9 @@ import time
 
 import pytest
 
-from allocation import grid, jobs, services
+from allocation import grid
 from allocation.models import Allocation, AllocationRole
+from allocation.services import jobs, machines
 
 pytestmark = pytest.mark.django_db
 
@@ -27,15 +28,15 @@ def cells(html: str) -> dict[str, dict]:
 @pytest.fixture
 def busy(users):
     """hx 4x4, c = 4: job A (8 nodes + 2 spares), job B; a drained and a down node in A."""
-    machine = services.create_machine(name="hx", sides=[4, 4], concentration=4)
+    machine = machines.create_machine(name="hx", sides=[4, 4], concentration=4)
     a = jobs.submit_job(owner=users["operator"], machine=machine, name="alpha", node_count=8,
                         pattern="uniform", policy="row", spares=2)
     b = jobs.submit_job(owner=users["operator"], machine=machine, name="beta", node_count=8,
                         pattern="uniform", policy="row")
     names = list(a.allocations.filter(role="primary").order_by("rank")
                  .values_list("node__hostname", flat=True))
-    services.set_node_state(machine, names[0], "drained", "ECC errors")
-    services.set_node_state(machine, names[1], "down", "no heartbeat")
+    machines.set_node_state(machine, names[0], "drained", "ECC errors")
+    machines.set_node_state(machine, names[1], "down", "no heartbeat")
     return machine, a, b, names
 
 
@@ -104,7 +105,7 @@ def test_candidate_grid_marks_primary_spare_and_held(busy):
 
 
 def test_three_dimensional_machine_is_drawn_per_plane(client_for):
-    services.create_machine(name="h3", sides=[3, 4, 4], concentration=2)
+    machines.create_machine(name="h3", sides=[3, 4, 4], concentration=2)
     html = client_for("viewer").get("/machines/h3/?plane=2").content.decode()
     assert 'data-testid="plane-select"' in html and html.count("<option") >= 3
     assert 'title="switch (2,0,0):' in html and "Plane d0=2" in html
@@ -115,10 +116,10 @@ def test_three_dimensional_machine_is_drawn_per_plane(client_for):
 def test_large_planes_are_summarised_per_switch_with_drill_down(client_for, users,
                                                                  monkeypatch):
     monkeypatch.setattr(grid, "MAX_NODE_CELLS", 16)
-    machine = services.create_machine(name="hx", sides=[4, 4], concentration=4)
+    machine = machines.create_machine(name="hx", sides=[4, 4], concentration=4)
     job = jobs.submit_job(owner=users["operator"], machine=machine, name="j", node_count=8,
                           pattern="uniform", policy="row")
-    services.set_node_state(machine, "hx01", "drained", "fan")
+    machines.set_node_state(machine, "hx01", "drained", "fan")
     html = client_for("viewer").get("/machines/hx/").content.decode()
     assert 'data-mode="switches"' in html and html.count('<a class="switch summary') == 16
     first = re.search(r'<a class="switch summary ([^"]*)" href="([^"]+)" data-switch="0"'
@@ -146,13 +147,13 @@ def test_private_jobs_show_as_held_without_name(client_for, users, settings, bus
 def test_a_65536_node_machine_page(client_for, users, capsys):
     """16x16x16, c = 16: one plane of 4,096 nodes per page. Prints the server time."""
     start = time.perf_counter()
-    machine = services.create_machine(name="big", sides=[16, 16, 16], concentration=16)
+    machine = machines.create_machine(name="big", sides=[16, 16, 16], concentration=16)
     built = time.perf_counter() - start
     job = jobs.submit_job(owner=users["operator"], machine=machine, name="wide",
                           node_count=2048, pattern="uniform", policy="row", spares=64)
     held = list(Allocation.objects.filter(job=job, role=AllocationRole.PRIMARY)
                 .order_by("rank").values_list("node__hostname", flat=True)[:3])
-    services.set_node_state(machine, ",".join(held), "drained", "burn-in")
+    machines.set_node_state(machine, ",".join(held), "drained", "burn-in")
     client = client_for("viewer")
     client.get("/machines/big/")  # warm the template and URL caches
     timings = []

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from allocation import jobs, services
 from allocation.models import Job
+from allocation.services import jobs, machines
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def hx(db):
-    return services.create_machine(name="hx", sides=[8, 8], concentration=8)
+    return machines.create_machine(name="hx", sides=[8, 8], concentration=8)
 
 
 def signed_in(client, user):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from allocation import jobs, services
 from allocation.hyperx import static_partition
 from allocation.models import Allocation, Job, Machine
+from allocation.services import jobs, machines
 from hxportal import hostlists
 
 pytestmark = pytest.mark.django_db
@@ -16,7 +16,7 @@ RANK = {None: 0, "viewer": 1, "operator": 2, "admin": 3}
 
 @pytest.fixture
 def hx(db):
-    return services.create_machine(name="hx", sides=[8, 8], concentration=8)
+    return machines.create_machine(name="hx", sides=[8, 8], concentration=8)
 
 
 def submit(api, role="operator", **body):
@@ -112,7 +112,7 @@ def test_job_above_free_capacity_is_400_with_reason(api, hx, users):
 
 
 def test_drained_nodes_are_never_allocated(api, hx):
-    services.set_node_state(hx, "hx[001-008]", "drained", "bad switch")
+    machines.set_node_state(hx, "hx[001-008]", "drained", "bad switch")
     body = submit(api, node_count=8, policy="row").json()
     assert "hx[001-008]" not in body["hostlist"]
     assert not Allocation.objects.filter(node__hostname__in=[f"hx{i:03d}" for i in range(1, 9)])
@@ -158,7 +158,7 @@ def test_formula_mode_matches_the_cli_and_refuses_misfits(api, hx, make_user):
     misfit = api("viewer").post("/api/v1/machines/hx/preview/", {
         "policy": "row", "size": 100, "mode": "formula"}, format="json")
     assert misfit.status_code == 400 and "multiples of n^2" in misfit.json()["detail"]
-    services.create_machine(name="wide", sides=[4, 8], concentration=4)
+    machines.create_machine(name="wide", sides=[4, 8], concentration=4)
     not_square = api("viewer").post("/api/v1/machines/wide/preview/", {
         "policy": "row", "size": 16, "mode": "formula"}, format="json")
     assert not_square.status_code == 400 and "mode" in not_square.json()["errors"]

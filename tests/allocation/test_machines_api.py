@@ -212,7 +212,7 @@ def test_rename_onto_existing_hostname_is_409(api, machine):
 
 
 def test_allocated_filter_counts_never_allocated_nodes_as_free(api, machine, users):
-    from allocation import jobs
+    from allocation.services import jobs
 
     assert api("viewer").get("/api/v1/nodes/?machine=m4&allocated=false").json()["count"] == 64
     jobs.submit_job(owner=users["operator"], machine=machine, name="j", node_count=8,

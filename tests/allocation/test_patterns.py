@@ -5,10 +5,12 @@ from __future__ import annotations
 import importlib
 
 import pytest
-from django.apps import apps
+from django.db import connection
+from django.db.migrations.loader import MigrationLoader
 
-from allocation import jobs
-from allocation.models import Job, Recommendation
+from allocation.models import Job
+from allocation.services import jobs
+from recommendations.models import Recommendation
 from simulation.engine import SimConfig
 
 pytestmark = pytest.mark.django_db
@@ -50,6 +52,9 @@ def test_recommendations_and_simulations_share_the_vocabulary(api, machine):
 
 def test_the_migration_renames_stored_rows_both_ways(users, machine):
     migration = importlib.import_module("allocation.migrations.0009_one_pattern_vocabulary")
+    # the models as the migration saw them (Recommendation was in allocation then)
+    apps = MigrationLoader(connection).project_state(
+        ("allocation", "0009_one_pattern_vocabulary")).apps
     job = jobs.create_job(owner=users["operator"], machine=machine, name="j", node_count=4,
                           pattern="all2all")
     Job.objects.filter(pk=job.pk).update(pattern="stencil-8")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from allocation import services
+from allocation.services import machines
 from allocation.slurm_topology import render
 
 pytestmark = pytest.mark.django_db
@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def hx(db):
-    return services.create_machine(name="hx", sides=[8, 8], concentration=8)
+    return machines.create_machine(name="hx", sides=[8, 8], concentration=8)
 
 
 def test_tree_has_a_leaf_per_switch_a_parent_per_row_and_a_root(api, hx):

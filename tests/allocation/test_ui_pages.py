@@ -10,13 +10,16 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from allocation import jobs, recommendations, services
-from allocation.forms import JobForm, RecommendationForm
-from allocation.glossary import TERMS
-from allocation.health_forms import SparesForm
-from allocation.models import Job, Machine, Recommendation, RecommendationStatus
-from allocation.recommend_views import accuracy_rows
-from tests.allocation.test_health_pages import history  # noqa: F401 - fixture
+from allocation.forms import JobForm
+from allocation.models import Job, Machine
+from allocation.services import jobs, machines
+from dashboard.glossary import TERMS
+from health.forms import SparesForm
+from recommendations import services as recommendations
+from recommendations.forms import RecommendationForm
+from recommendations.models import Recommendation, RecommendationStatus
+from recommendations.views import accuracy_rows
+from tests.health.test_health_pages import history  # noqa: F401 - fixture
 from tests.simulation.conftest import TINY, run_pending
 
 pytestmark = pytest.mark.django_db
@@ -151,7 +154,7 @@ def test_machine_form_reports_a_bad_name_under_name(as_role):
     assert re.search(r'data-field="name">Use a letter first', html)
     assert 'data-field="hostname_pattern"' not in html
     with pytest.raises(Exception) as info:
-        services.create_machine(name="x" * 63, sides=[2, 2], concentration=2)
+        machines.create_machine(name="x" * 63, sides=[2, 2], concentration=2)
     assert "name" in info.value.message_dict and "hostname_pattern" not in info.value.message_dict
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from allocation import jobs, services
-from allocation.models import Allocation, BenchmarkResult
+from allocation.models import Allocation
+from allocation.services import jobs, machines
+from health.models import BenchmarkResult
 from hxportal import hostlists
 from simulation import services as simulations
 from simulation.models import SimulationRun, Sweep
@@ -23,7 +24,7 @@ def toast(page) -> str:
 @pytest.fixture
 def allocated(make_user):
     owner = make_user("otto", "operator", password="pw-browser-123")
-    machine = services.create_machine(name="hx", sides=[4, 4], concentration=4)
+    machine = machines.create_machine(name="hx", sides=[4, 4], concentration=4)
     job = jobs.submit_job(owner=owner, machine=machine, name="bench", node_count=8,
                           pattern="uniform", policy="row", spares=2)
     names = list(job.allocations.order_by("rank").values_list("node__hostname", flat=True))
@@ -138,7 +139,7 @@ def test_cancel_and_delete_a_simulation_and_a_sweep(browser_page, login, make_us
 
 def test_admin_sets_the_site_default_policy(browser_page, login, settings, make_user):
     settings.HX_DEFAULT_POLICY = "diagonal"
-    services.create_machine(name="hx", sides=[4, 4], concentration=4)
+    machines.create_machine(name="hx", sides=[4, 4], concentration=4)
     page = login(browser_page, "ada", "admin")
     page.click("nav >> text=Settings")
     assert page.locator("[data-testid=effective-policy]").inner_text() == "diagonal"
@@ -146,14 +147,14 @@ def test_admin_sets_the_site_default_policy(browser_page, login, settings, make_
     page.click("button:has-text('Save')")
     assert "Default policy: row (from the site setting)" in toast(page)
     assert page.locator("[data-testid=effective-policy]").inner_text() == "row"
-    assert services.default_policy() == "row"
+    assert machines.default_policy() == "row"
     page.goto("/machines/hx/jobs/new/")
     assert page.locator("select[name=policy]").input_value() == "row"
     page.goto("/settings/")
     page.select_option("select[name=default_policy]", "")
     page.click("button:has-text('Save')")
     assert "from HX_DEFAULT_POLICY" in toast(page)
-    assert services.default_policy() == "diagonal"
+    assert machines.default_policy() == "diagonal"
     browser_page.context.clear_cookies()
     operator = login(browser_page, "otto", "operator")
     response = operator.goto("/settings/")

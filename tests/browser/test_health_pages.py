@@ -6,9 +6,10 @@ import os
 
 import pytest
 
-from allocation import health, tasks
 from allocation.models import Node
-from tests.allocation.test_health_spares import seed_history
+from health import services as health
+from health import tasks
+from tests.health.test_health_spares import seed_history
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SHOTS = os.environ.get("HX_SCREENSHOTS")  # a directory: save screenshots for review

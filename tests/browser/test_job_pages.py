@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from allocation import jobs, services
 from allocation.models import Job
+from allocation.services import jobs, machines
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_operator_allocates_a_job_and_sees_it_on_the_grid(browser_page, login):
-    services.create_machine(name="hx", sides=[8, 8], concentration=8)
+    machines.create_machine(name="hx", sides=[8, 8], concentration=8)
     page = login(browser_page, "otto", "operator")
     page.goto("/machines/hx/")
     page.click("text=Allocate a job")
@@ -44,7 +44,7 @@ def test_operator_allocates_a_job_and_sees_it_on_the_grid(browser_page, login):
 
 
 def test_compare_page_draws_seven_candidates_on_live_occupancy(browser_page, login, make_user):
-    machine = services.create_machine(name="hx", sides=[8, 8], concentration=8)
+    machine = machines.create_machine(name="hx", sides=[8, 8], concentration=8)
     jobs.submit_job(owner=make_user("ann", "operator"), machine=machine, name="resident",
                     node_count=128, pattern="uniform", policy="row")
     page = login(browser_page, "vera", "viewer")

@@ -22,12 +22,15 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from allocation import health, jobs, recommendations, services, tasks
-from allocation.models import EstimationRun
+from allocation.services import jobs, machines
+from health import services as health
+from health import tasks
+from health.models import EstimationRun
 from hxportal.models import RunStatus
+from recommendations import services as recommendations
 from simulation import services as simulations
 from tests import test_permission_matrix as matrix
-from tests.allocation.test_health_spares import seed_history
+from tests.health.test_health_spares import seed_history
 from tests.simulation.conftest import TINY
 from tests.test_permission_matrix import concrete, routes
 
@@ -68,7 +71,7 @@ VARIANTS = {
 def seed_site(owner, m4) -> dict:
     """A busy 8x8 machine; a benchmark history and an estimate on the 4x4 one (``m4``);
     a recommendation, finished and failed simulations, a finished sweep."""
-    hx = services.create_machine(name="hx", sides=[8, 8], concentration=8,
+    hx = machines.create_machine(name="hx", sides=[8, 8], concentration=8,
                                  description="Reference HyperX: 8x8 switches, c = 8")
     held = []
     for i, policy in enumerate(["row", "diagonal", "rectangular"]):
@@ -79,11 +82,11 @@ def seed_site(owner, m4) -> dict:
             jobs.start_job(job)
     # A drained and a down node inside a job: the grid must show both states.
     inside = list(held[0].allocations.values_list("node__hostname", flat=True)[:2])
-    services.set_node_state(hx, inside[0], "drained", "ECC errors")
-    services.set_node_state(hx, inside[1], "down", "no heartbeat")
+    machines.set_node_state(hx, inside[0], "drained", "ECC errors")
+    machines.set_node_state(hx, inside[1], "down", "no heartbeat")
     jobs.create_job(owner=owner, machine=hx, name="waiting", node_count=128,
                     pattern="stencil-4")
-    services.set_node_state(hx, "hx[505-512]", "drained", "fan failure on the last switch")
+    machines.set_node_state(hx, "hx[505-512]", "drained", "fan failure on the last switch")
     benchmarked = seed_history(m4, owner)[0]
     run = health.start_estimation(m4)
     tasks.run_estimation.apply(args=[run.pk])
@@ -273,10 +276,10 @@ def test_recommendation_progress_text_and_bar_move_together(browser_page, login,
 
     from django.utils import timezone
 
-    from allocation.models import PolicyPrediction, Recommendation
+    from recommendations.models import PolicyPrediction, Recommendation
 
     owner = make_user("resident", "operator")
-    machine = services.create_machine(name="hx", sides=[4, 4], concentration=4)
+    machine = machines.create_machine(name="hx", sides=[4, 4], concentration=4)
     rec, _ = recommendations.request_recommendation(
         user=owner, machine=machine, node_count=8, pattern="uniform", t_cmpt=10.0,
         p_abn=0.02, alpha_abn=3.0, t_bench=0.1, simulate=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from allocation import services
+from allocation.services import machines
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -16,8 +16,8 @@ def test_anonymous_visitor_sees_only_the_login_page(browser_page):
 
 
 def test_machine_grid_tooltips_and_state_colours(browser_page, login):
-    machine = services.create_machine(name="hx", sides=[8, 8], concentration=8)
-    services.set_node_state(machine, "hx[009-016]", "drained", "ECC")
+    machine = machines.create_machine(name="hx", sides=[8, 8], concentration=8)
+    machines.set_node_state(machine, "hx[009-016]", "drained", "ECC")
     page = login(browser_page, "vera", "viewer")
     page.goto("/")
     page.get_by_role("link", name="hx", exact=True).click()
@@ -37,7 +37,7 @@ def test_machine_grid_tooltips_and_state_colours(browser_page, login):
 
 
 def test_three_dimensional_machine_has_a_plane_selector(browser_page, login):
-    services.create_machine(name="h3", sides=[3, 4, 4], concentration=2)
+    machines.create_machine(name="h3", sides=[3, 4, 4], concentration=2)
     page = login(browser_page, "vera", "viewer")
     page.goto("/machines/h3/")
     select = page.locator("[data-testid=plane-select]")
@@ -49,7 +49,7 @@ def test_three_dimensional_machine_has_a_plane_selector(browser_page, login):
 
 
 def test_operator_drains_nodes_by_hostlist(browser_page, login):
-    machine = services.create_machine(name="hx", sides=[4, 4], concentration=4)
+    machine = machines.create_machine(name="hx", sides=[4, 4], concentration=4)
     page = login(browser_page, "otto", "operator")
     page.goto("/machines/hx/")
     page.fill("input[name=hostlist]", "hx[01-04]")
@@ -71,14 +71,14 @@ def test_operator_drains_nodes_by_hostlist(browser_page, login):
 
 def test_a_drained_node_inside_a_job_is_visibly_distinct(browser_page, login, make_user):
     """Read the rendered cells: state on the border, job on the fill, spare glyph."""
-    from allocation import jobs
+    from allocation.services import jobs
 
-    machine = services.create_machine(name="hx", sides=[4, 4], concentration=4)
+    machine = machines.create_machine(name="hx", sides=[4, 4], concentration=4)
     job = jobs.submit_job(owner=make_user("ann", "operator"), machine=machine, name="j",
                           node_count=8, pattern="uniform", policy="row", spares=2)
     names = list(job.allocations.order_by("rank").values_list("node__hostname", flat=True))
-    services.set_node_state(machine, names[0], "drained", "ECC")
-    services.set_node_state(machine, names[1], "down", "dead")
+    machines.set_node_state(machine, names[0], "drained", "ECC")
+    machines.set_node_state(machine, names[1], "down", "dead")
     page = login(browser_page, "vera", "viewer")
     page.set_viewport_size({"width": 1366, "height": 768})
     page.goto("/machines/hx/")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from allocation import jobs, services
 from allocation.models import Job
+from allocation.services import jobs, machines
 from tests.workers import celery_worker, purge_broker
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
 def test_submit_rank_accept_and_see_the_job_on_the_grid(browser_page, login, make_user,
                                                         tmp_path):
-    machine = services.create_machine(name="ref", sides=[8, 8], concentration=8)
+    machine = machines.create_machine(name="ref", sides=[8, 8], concentration=8)
     owner = make_user("resident", "operator")
     for i, policy in enumerate(["row", "diagonal", "row", "diagonal"]):
         jobs.submit_job(owner=owner, machine=machine, name=f"bg{i}", node_count=64,

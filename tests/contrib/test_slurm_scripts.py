@@ -22,11 +22,14 @@ from pathlib import Path
 import pytest
 from ClusterShell.NodeSet import NodeSet
 
-from allocation import jobs, recommendations, services
-from allocation.models import BenchmarkResult, Job, Recommendation
+from allocation.models import Job
+from allocation.services import jobs, machines
+from health.models import BenchmarkResult
 from hxportal import services as accounts
 from hxportal.models import TokenScope
 from hxportal.roles import Role
+from recommendations import services as recommendations
+from recommendations.models import Recommendation
 
 SLURM = Path(__file__).resolve().parents[2] / "contrib" / "slurm"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -126,7 +129,7 @@ def run(tmp_path, slurm):
 @pytest.fixture
 def hx(db):
     """The reference 8x8 HyperX with c = 8: 512 nodes hx001..hx512."""
-    return services.create_machine(name="hx", sides=[8, 8], concentration=8)
+    return machines.create_machine(name="hx", sides=[8, 8], concentration=8)
 
 
 @pytest.fixture
@@ -194,7 +197,7 @@ def test_sbatch_reads_directives_polls_and_accepts(portal, run, slurm, tmp_path,
                                                    monkeypatch):
     """#SBATCH -N/--time and #HX lines; a 202 answer is polled until ready; --accept."""
     monkeypatch.setattr(recommendations, "DEADLINE_SECONDS", 1)  # the server's own thread
-    monkeypatch.setattr("allocation.tasks.predict_policy.apply_async",
+    monkeypatch.setattr("recommendations.tasks.predict_policy.apply_async",
                         lambda *a, **k: None)  # no worker: the deadline answers
     script = tmp_path / "job.sh"
     script.write_text("#!/bin/bash\n#SBATCH --nodes=16\n#SBATCH -t 1:00:00\n"
@@ -276,7 +279,7 @@ def test_sbatch_fails_open_on_portal_errors(portal, run, slurm, batch_script, ca
 @live
 def test_sbatch_uses_the_provisional_answer_after_its_timeout(portal, run, slurm, tmp_path,
                                                               batch_script, monkeypatch):
-    monkeypatch.setattr("allocation.tasks.predict_policy.apply_async",
+    monkeypatch.setattr("recommendations.tasks.predict_policy.apply_async",
                         lambda *a, **k: None)  # no worker: stays "computing" for 30 s
     done = run("hx-sbatch", *ASK, "--timeout", "0.5", "--accept", "-N", "8", batch_script,
                env=portal)

@@ -9,7 +9,7 @@ import psycopg
 import pytest
 from django.db import connection
 
-from allocation import jobs
+from allocation.services import jobs
 from tests.workers import current_database_url
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,10 +14,10 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from allocation import jobs
 from allocation.hyperx import ONLINE_POLICIES
 from allocation.models import CommPattern, Machine
 from allocation.patterns import canonical
+from allocation.services import jobs
 from hxportal import services as accounts
 from hxportal.errors import ConflictError
 from hxportal.roles import Role

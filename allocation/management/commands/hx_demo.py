@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from allocation import services
 from allocation.models import Machine
+from allocation.services import machines
 from hxportal import services as accounts
 from hxportal.roles import Role
 
@@ -24,7 +24,7 @@ class Command(BaseCommand):
         if Machine.objects.filter(name=name).exists():
             self.stdout.write(f"machine {name} already exists")
         else:
-            machine = services.create_machine(
+            machine = machines.create_machine(
                 name=name, sides=[8, 8], concentration=8, hostname_pattern="",
                 description="Reference HyperX: 8x8 switches, c = 8 (512 nodes)")
             self.stdout.write(f"created machine {machine.name} ({machine.node_count} nodes)")

@@ -1,0 +1,1 @@
+"""API serializers of machines, nodes and jobs."""

@@ -1,0 +1,1 @@
+"""API views of machines, nodes and jobs."""

@@ -1,0 +1,1 @@
+"""The write path of allocation (machines, nodes, jobs) and its read queries."""

@@ -1,0 +1,1 @@
+"""Pages of machines, nodes and jobs (thin: services and queries do the work)."""

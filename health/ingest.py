@@ -1,0 +1,525 @@
+"""Benchmark ingestion: parse, validate and store one upload (JSON or CSV), all or nothing.
+
+Part of the node-health write path (:mod:`health.services` re-exports it).
+
+Ingestion rules (both JSON and CSV):
+
+* ``seconds`` must be a plain, finite, positive number of seconds. CSV cells
+  with a unit suffix (``16.7ms``) are refused rather than guessed.
+* Mixed units: every time of one benchmark in one upload must lie within
+  ``MAX_SPREAD`` (100x) of that benchmark's median in the upload. A value in
+  milliseconds among seconds is 1000x off and is refused; a real abnormal node
+  is a few times slower (docs/domain.md section 5.2: "several times"), far inside the limit.
+  100x rather than 1000x so that ms-in-s is caught even with noise.
+* A job is named by its portal id (a JSON integer) or by a string: the string
+  is matched against ``external_id`` (e.g. the Slurm job id) and, when no job
+  has that external id and it is all digits, against the portal id. Several
+  jobs with the same external id are ambiguous (400).
+* Nodes must be nodes of the job's machine; a node appears once per job and
+  benchmark in one upload.
+* Re-posting a job's benchmark replaces its stored rows (delete + insert in one
+  transaction). Any error stores nothing; errors name the row and field:
+  ``results[3].seconds`` for JSON, ``row 5, seconds`` for CSV (rows count file
+  lines, the header being row 1).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from allocation.models import Job, Machine, Node
+from health.constants import BENCHMARK_NAME_RE
+from health.models import BenchmarkResult
+from hxportal import hostlists
+
+MAX_ROWS = 200_000
+MAX_SPREAD = 100.0
+MAX_ERRORS = 50
+MAX_FUTURE = timedelta(days=1)
+CSV_COLUMNS = ("job", "benchmark", "node", "seconds")
+CSV_OPTIONAL = ("measured_at",)
+LOOKUP_CHUNK = 900
+INSERT_BATCH = 2000
+
+_BENCHMARK_NAME = re.compile(BENCHMARK_NAME_RE)
+_PLAIN_NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
+_NON_FINITE_WORDS = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity",
+                     "-infinity"}
+_UNIT_SUFFIX = re.compile(r"^[+-]?[\d.]+(?:[eE][+-]?\d+)?\s*([A-Za-zµ]+)$")
+
+
+# --------------------------------------------------------------------------
+# Parsing and validation
+
+
+@dataclass(slots=True)
+class ParsedRow:
+    """One validated benchmark time; ``label`` prefixes its error keys."""
+
+    label: str
+    job: str | int
+    benchmark: str
+    node: str
+    seconds: float
+    measured_at: datetime | None
+
+
+class ErrorCollector:
+    """Collects ``{key: [message]}`` up to ``MAX_ERRORS`` keys, then stops the parse."""
+
+    def __init__(self) -> None:
+        self.errors: dict[str, list[str]] = {}
+
+    def add(self, key: str, message: str) -> None:
+        if len(self.errors) < MAX_ERRORS:
+            self.errors.setdefault(key, []).append(message)
+
+    @property
+    def full(self) -> bool:
+        return len(self.errors) >= MAX_ERRORS
+
+    def raise_if_any(self) -> None:
+        if self.errors:
+            raise ValidationError(self.errors)
+
+
+def _key(label: str, name: str) -> str:
+    return f"{label}.{name}" if label.startswith("results[") else f"{label}, {name}"
+
+
+def _parse_seconds_text(text: str) -> tuple[float | None, str]:
+    value = text.strip()
+    if not value:
+        return None, "is required"
+    if value.lower() in _NON_FINITE_WORDS:
+        return None, "must be finite (NaN and infinity are not times)"
+    unit = _UNIT_SUFFIX.match(value)
+    if unit:
+        return None, (f"must be a plain number of seconds; the unit suffix {unit.group(1)!r} "
+                      "is not accepted (mixed units)")
+    if not _PLAIN_NUMBER.match(value):
+        return None, f"{value[:40]!r} is not a number"
+    return check_seconds(float(value))
+
+
+def check_seconds(value: Any) -> tuple[float | None, str]:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None, "must be a number of seconds"
+    seconds = float(value)
+    if not math.isfinite(seconds):
+        return None, "must be finite (NaN and infinity are not times)"
+    if seconds <= 0:
+        return None, "must be positive"
+    return seconds, ""
+
+
+def _parse_measured_at(value: Any, now: datetime) -> tuple[datetime | None, str]:
+    if value is None or value == "":
+        return None, ""
+    if not isinstance(value, str):
+        return None, "must be an ISO 8601 date-time string"
+    try:
+        parsed = parse_datetime(value.strip())
+    except ValueError:
+        parsed = None
+    if parsed is None:
+        return None, "is not an ISO 8601 date-time (e.g. 2026-01-31T12:00:00Z)"
+    if timezone.is_naive(parsed):
+        return None, "needs a timezone offset (e.g. Z or +00:00)"
+    if parsed > now + MAX_FUTURE:
+        return None, "is in the future"
+    return parsed, ""
+
+
+def check_benchmark(name: Any) -> str:
+    if not isinstance(name, str) or not _BENCHMARK_NAME.match(name):
+        return ("must be 1-64 letters, digits, '_', '.', ':', '+' or '-', "
+                "starting with a letter or digit")
+    return ""
+
+
+def check_node(name: Any) -> str:
+    if not isinstance(name, str) or not Node.hostname_is_valid(name):
+        return "must be a hostname (letters, digits, '_', '.', '-')"
+    return ""
+
+
+def _check_job(ref: Any) -> str:
+    if isinstance(ref, bool):
+        return "must be a job id or external id"
+    if isinstance(ref, int):
+        return "" if ref > 0 else "must be a positive id"
+    if isinstance(ref, str) and 0 < len(ref.strip()) <= 64:
+        return ""
+    return "must be a job id or external id (at most 64 characters)"
+
+
+def parse_payload(data: Any) -> list[ParsedRow]:
+    """Validate a JSON upload ``{"job", "benchmark", "results": [{"node", "seconds"}]}``."""
+    errors = ErrorCollector()
+    if not isinstance(data, dict):
+        raise ValidationError({"non_field_errors": ["expected a JSON object"]})
+    unknown = sorted(set(data) - {"job", "benchmark", "results", "measured_at"})
+    for name in unknown:
+        errors.add(name, "unknown field")
+    now = timezone.now()
+    job = data.get("job")
+    if job is None:
+        errors.add("job", "is required")
+    elif problem := _check_job(job):
+        errors.add("job", problem)
+    benchmark = data.get("benchmark")
+    if benchmark is None:
+        errors.add("benchmark", "is required")
+    elif problem := check_benchmark(benchmark):
+        errors.add("benchmark", problem)
+    default_time, problem = _parse_measured_at(data.get("measured_at"), now)
+    if problem:
+        errors.add("measured_at", problem)
+    results = data.get("results")
+    if not isinstance(results, list) or not results:
+        errors.add("results", "must be a non-empty list of {node, seconds}")
+        errors.raise_if_any()
+    if len(results) > MAX_ROWS:
+        raise ValidationError({"results": [f"{len(results)} rows; at most {MAX_ROWS} per upload"]})
+    rows: list[ParsedRow] = []
+    job_ref = job.strip() if isinstance(job, str) else job
+    for i, item in enumerate(results):
+        if errors.full:
+            break
+        label = f"results[{i}]"
+        if not isinstance(item, dict):
+            errors.add(label, "must be an object {node, seconds[, measured_at]}")
+            continue
+        for name in sorted(set(item) - {"node", "seconds", "measured_at"}):
+            errors.add(f"{label}.{name}", "unknown field")
+        node = item.get("node")
+        if problem := check_node(node):
+            errors.add(f"{label}.node", problem)
+        seconds, problem = check_seconds(item.get("seconds"))
+        if problem:
+            errors.add(f"{label}.seconds", problem)
+        measured_at, problem = _parse_measured_at(item.get("measured_at"), now)
+        if problem:
+            errors.add(f"{label}.measured_at", problem)
+        rows.append(ParsedRow(label, job_ref, benchmark, node, seconds or 0.0,
+                              measured_at or default_time))
+    errors.raise_if_any()
+    return rows
+
+
+def parse_csv(text: str, max_rows: int | None = None) -> list[ParsedRow]:
+    """Validate CSV text with header ``job,benchmark,node,seconds[,measured_at]``.
+
+    Needs no database, so ``hx_estimate`` can use it offline (with a larger
+    ``max_rows`` than an upload's ``MAX_ROWS``).
+    """
+    limit = MAX_ROWS if max_rows is None else max_rows
+    errors = ErrorCollector()
+    reader = csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=""))
+    try:
+        header = [h.strip().lower() for h in next(reader)]
+    except StopIteration:
+        raise ValidationError({"row 1, header": ["the CSV is empty"]}) from None
+    except csv.Error as exc:
+        raise ValidationError({"row 1, header": [f"not CSV: {exc}"]}) from None
+    allowed = [list(CSV_COLUMNS), [*CSV_COLUMNS, *CSV_OPTIONAL]]
+    if header not in allowed:
+        raise ValidationError({"row 1, header": [
+            f"expected {','.join(CSV_COLUMNS)}[,{','.join(CSV_OPTIONAL)}], "
+            f"got {','.join(header)[:200]}"]})
+    width = len(header)
+    now = timezone.now()
+    rows: list[ParsedRow] = []
+    try:
+        for number, cells in enumerate(reader, start=2):
+            if errors.full:
+                break
+            if not cells or (len(cells) == 1 and not cells[0].strip()):
+                continue
+            label = f"row {number}"
+            if len(rows) >= limit:
+                raise ValidationError({label: [f"more than {limit} rows; split the upload"]})
+            if len(cells) != width:
+                errors.add(label, f"has {len(cells)} cells, expected {width}")
+                continue
+            job, benchmark, node, seconds_text = (c.strip() for c in cells[:4])
+            if problem := _check_job(job):
+                errors.add(f"{label}, job", problem)
+            if problem := check_benchmark(benchmark):
+                errors.add(f"{label}, benchmark", problem)
+            if problem := check_node(node):
+                errors.add(f"{label}, node", problem)
+            seconds, problem = _parse_seconds_text(seconds_text)
+            if problem:
+                errors.add(f"{label}, seconds", problem)
+            measured_at = None
+            if width == 5:
+                measured_at, problem = _parse_measured_at(cells[4], now)
+                if problem:
+                    errors.add(f"{label}, measured_at", problem)
+            rows.append(ParsedRow(label, job, benchmark, node, seconds or 0.0, measured_at))
+    except csv.Error as exc:
+        errors.add(f"row {reader.line_num}", f"not valid CSV: {exc}")
+    if not rows and not errors.errors:
+        errors.add("row 2", "the CSV has a header but no rows")
+    errors.raise_if_any()
+    return rows
+
+
+def check_units(rows: Sequence[ParsedRow]) -> None:
+    """Refuse uploads whose times of one benchmark spread over more than ``MAX_SPREAD``x."""
+    by_benchmark: dict[str, list[ParsedRow]] = defaultdict(list)
+    for row in rows:
+        by_benchmark[row.benchmark].append(row)
+    errors = ErrorCollector()
+    for name, group in by_benchmark.items():
+        values = sorted(r.seconds for r in group)
+        m = len(values)
+        median = 0.5 * (values[(m - 1) // 2] + values[m // 2])
+        low, high = median / MAX_SPREAD, median * MAX_SPREAD
+        for row in group:
+            if not low <= row.seconds <= high:
+                errors.add(_key(row.label, "seconds"), (
+                    f"{row.seconds:g} s is more than {MAX_SPREAD:g}x from the median "
+                    f"{median:.4g} s of benchmark {name!r} in this upload: mixed units?"))
+            if errors.full:
+                break
+    errors.raise_if_any()
+
+
+# --------------------------------------------------------------------------
+# Ingestion
+
+
+def _chunks(items: Sequence, size: int = LOOKUP_CHUNK):
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def resolve_job(ref: str | int, field_name: str = "job") -> Job:
+    """The job named by a portal id (int) or an external id (str, digits fall back to id)."""
+    found = _resolve_jobs({ref})
+    job = found.get(ref)
+    if isinstance(job, str) or job is None:
+        raise ValidationError({field_name: [job or "no such job"]})
+    return job
+
+
+def _resolve_jobs(refs: set) -> dict[Any, Job | str]:
+    """Map each reference to its job, or to the reason it names none."""
+    out: dict[Any, Job | str] = {}
+    text_refs = sorted(r for r in refs if isinstance(r, str))
+    by_external: dict[str, list[Job]] = defaultdict(list)
+    for chunk in _chunks(text_refs):
+        for job in Job.objects.filter(external_id__in=chunk).select_related("machine", "owner"):
+            by_external[job.external_id].append(job)
+    ids: dict[int, list] = defaultdict(list)
+    for ref in refs:
+        if isinstance(ref, int):
+            ids[ref].append(ref)
+        elif len(by_external.get(ref, [])) > 1:
+            out[ref] = (f"{len(by_external[ref])} jobs have external id {ref!r}; "
+                        "name the job by its portal id")
+        elif by_external.get(ref):
+            out[ref] = by_external[ref][0]
+        elif ref.isdigit() and len(ref) < 19:
+            ids[int(ref)].append(ref)
+        else:
+            out[ref] = f"no job with id or external id {ref!r}"
+    id_list = sorted(ids)
+    found: dict[int, Job] = {}
+    for chunk in _chunks(id_list):
+        found.update((j.pk, j) for j in Job.objects.filter(pk__in=chunk).select_related(
+            "machine", "owner"))
+    for pk, original_refs in ids.items():
+        for ref in original_refs:
+            out[ref] = found.get(pk) or f"no job with id or external id {ref!r}"
+    return out
+
+
+def _node_ids(machine: Machine, names: set[str]) -> dict[str, int]:
+    """Hostname -> node id on ``machine`` for ``names``: one query per machine."""
+    query = Node.objects.filter(machine=machine)
+    if len(names) <= LOOKUP_CHUNK:
+        query = query.filter(hostname__in=names)
+    return {h: pk for h, pk in query.values_list("hostname", "id") if h in names}
+
+
+_TRAILING_DIGITS = re.compile(r"^(.*?)(\d+)\Z")
+
+
+def compress_names(names: Sequence[str]) -> str:
+    """``hostlists.compress`` with a fast path for one prefix and one digit width.
+
+    NodeSet parses every name (about 15 us each), which dominated a 100,000-row
+    upload's summary; the common cluster naming (``hx0001``) folds in a loop.
+    """
+    matches = [_TRAILING_DIGITS.match(n) for n in names]
+    if not names or not all(matches):
+        return hostlists.compress(names)
+    prefixes = {m.group(1) for m in matches}
+    widths = {len(m.group(2)) for m in matches}
+    if len(prefixes) != 1 or len(widths) != 1 or len(names) == 1:
+        return hostlists.compress(names)
+    prefix, width = prefixes.pop(), widths.pop()
+    numbers = sorted({int(m.group(2)) for m in matches})
+    if len(numbers) == 1:
+        return f"{prefix}{numbers[0]:0{width}d}"
+    parts, start, prev = [], numbers[0], numbers[0]
+    for number in [*numbers[1:], None]:
+        if number is not None and number == prev + 1:
+            prev = number
+            continue
+        parts.append(f"{start:0{width}d}" if start == prev else
+                     f"{start:0{width}d}-{prev:0{width}d}")
+        if number is not None:
+            start = prev = number
+    return f"{prefix}[{','.join(parts)}]"
+
+
+_INSERT_FIELDS = ("machine", "job", "node", "benchmark", "seconds", "measured_at", "created_at")
+
+
+def _bulk_insert(rows: list[tuple]) -> None:
+    """INSERT many result rows with ``executemany``.
+
+    ``bulk_create`` spends about 60 us per row preparing seven values through
+    the field machinery; here the values are already validated and the
+    datetimes adapted once, which halves a 100,000-row upload.
+    """
+    meta = BenchmarkResult._meta
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(meta.get_field(name).column) for name in _INSERT_FIELDS)
+    marks = ", ".join(["%s"] * len(_INSERT_FIELDS))
+    sql = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({marks})"  # noqa: S608 - names from the model  # nosec B608 - table and column names come from the model
+    with connection.cursor() as cursor:
+        if connection.vendor != "postgresql":
+            for chunk in _chunks(rows, INSERT_BATCH):
+                cursor.executemany(sql, chunk)
+            return
+        # PostgreSQL: COPY, because Django's client-side-binding cursor re-splits
+        # every statement and executemany is one round trip per row.
+        copy_sql = f"COPY {quote(meta.db_table)} ({columns}) FROM STDIN"
+        with cursor.cursor.copy(copy_sql) as copy:
+            for row in rows:
+                copy.write_row(row)
+
+
+@dataclass
+class IngestResult:
+    stored: int
+    replaced: int
+    groups: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"stored": self.stored, "replaced": self.replaced, "groups": self.groups}
+
+
+def _job_key(row: ParsedRow) -> str:
+    """Where a job problem is reported: ``job`` (JSON, one job) or ``row N, job`` (CSV)."""
+    return "job" if row.label.startswith("results[") else _key(row.label, "job")
+
+
+def ingest(rows: Sequence[ParsedRow], owner: Any = None) -> IngestResult:
+    """Store validated rows; each (job, benchmark) present replaces what was stored for it.
+
+    ``owner`` set: every job must be that user's (an operator uploads for their own
+    jobs only); None: any job (admins, and the cluster's benchmark-scoped tokens).
+    """
+    check_units(rows)
+    errors = ErrorCollector()
+    jobs = _resolve_jobs({r.job for r in rows})
+    by_machine: dict[int, set[str]] = defaultdict(set)
+    machines: dict[int, Machine] = {}
+    for row in rows:
+        job = jobs[row.job]
+        if isinstance(job, Job):
+            by_machine[job.machine_id].add(row.node)
+            machines[job.machine_id] = job.machine
+    node_ids = {mid: _node_ids(machines[mid], names) for mid, names in by_machine.items()}
+    now = timezone.now()
+    seen: dict[tuple[int, int, str], str] = {}
+    adapt = connection.ops.adapt_datetimefield_value
+    adapted: dict[datetime, Any] = {}
+    created = adapt(now)
+    objects: list[tuple] = []
+    groups: dict[tuple[int, str], list[str]] = defaultdict(list)
+    for row in rows:
+        if errors.full:
+            break
+        job = jobs[row.job]
+        if not isinstance(job, Job):
+            if (key := _job_key(row)) not in errors.errors:
+                errors.add(key, job)
+            continue
+        if owner is not None and job.owner_id != owner.pk:
+            if (key := _job_key(row)) not in errors.errors:
+                errors.add(key, (f"job {job.pk} is {job.owner.username}'s; only its owner, an "
+                                 "admin or a benchmark-scoped token may upload for it"))
+            continue
+        node_id = node_ids[job.machine_id].get(row.node)
+        if node_id is None:
+            errors.add(_key(row.label, "node"), (
+                f"{row.node} is not a node of machine {job.machine.name} "
+                f"(the machine of job {job.pk})"))
+            continue
+        key = (job.pk, node_id, row.benchmark)
+        if key in seen:
+            errors.add(_key(row.label, "node"), (
+                f"{row.node} already has a {row.benchmark} time for job {job.pk} "
+                f"({seen[key]})"))
+            continue
+        seen[key] = row.label
+        groups[(job.pk, row.benchmark)].append(row.node)
+        measured = row.measured_at or now
+        if measured not in adapted:
+            adapted[measured] = adapt(measured)
+        objects.append((job.machine_id, job.pk, node_id, row.benchmark, row.seconds,
+                        adapted[measured], created))
+    errors.raise_if_any()
+    job_ids_by_benchmark: dict[str, list[int]] = defaultdict(list)
+    for job_id, benchmark in groups:
+        job_ids_by_benchmark[benchmark].append(job_id)
+    replaced = 0
+    with transaction.atomic():
+        # Lock the jobs (in id order, so two uploads never deadlock): concurrent
+        # uploads for one job then replace each other instead of colliding.
+        list(Job.objects.select_for_update().filter(
+            pk__in=sorted({job_id for job_id, _ in groups})).order_by("pk").values_list(
+            "pk", flat=True))
+        for benchmark, job_ids in job_ids_by_benchmark.items():
+            for chunk in _chunks(sorted(job_ids)):
+                replaced += BenchmarkResult.objects.filter(
+                    benchmark=benchmark, job_id__in=chunk).delete()[0]
+        _bulk_insert(objects)
+    job_by_id = {j.pk: j for j in jobs.values() if isinstance(j, Job)}
+    summary = [
+        {"job": job_id, "external_id": job_by_id[job_id].external_id,
+         "machine": job_by_id[job_id].machine.name, "benchmark": benchmark,
+         "count": len(names), "nodes": compress_names(names)}
+        for (job_id, benchmark), names in groups.items()]
+    return IngestResult(stored=len(objects), replaced=replaced, groups=summary)
+
+
+def ingest_payload(data: Any, owner: Any = None) -> IngestResult:
+    """Validate and store one JSON upload (one job, one benchmark)."""
+    return ingest(parse_payload(data), owner=owner)
+
+
+def ingest_csv(text: str, owner: Any = None) -> IngestResult:
+    """Validate and store one CSV upload (any number of jobs and benchmarks)."""
+    return ingest(parse_csv(text), owner=owner)

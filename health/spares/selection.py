@@ -1,0 +1,152 @@
+"""Pick the fastest nodes of one job after its benchmark.
+
+The job was given ``N_node + N_spare`` nodes and has one benchmark time per
+node; it keeps the ``N_node`` fastest and drops the rest.  Dropped nodes
+that look abnormal are reported (candidates for the node's history), and so
+are abnormal nodes that had to be kept (more abnormal nodes than spares).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ._validation import as_finite, as_int
+from .estimation import (
+    DEFAULT_K,
+    DEFAULT_MIN_RATIO,
+    DEFAULT_SIGMA_FLOOR,
+    _classify_columns,
+    _Columns,
+    _rule_parameters,
+)
+
+__all__ = ["Selection", "select_fastest"]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Outcome of :func:`select_fastest`.
+
+    ``keep`` and ``dropped`` are in increasing time (ties by node name);
+    ``abnormal`` are the dropped nodes that look abnormal and
+    ``abnormal_kept`` the kept ones (non-empty means too few spares).
+    ``ratio_threshold`` is the time / median ratio above which a node looks
+    abnormal; ``rule`` says where it came from.
+    """
+
+    keep: list[str]
+    dropped: list[str]
+    abnormal: list[str]
+    abnormal_kept: list[str] = field(default_factory=list)
+    median: float = math.nan
+    ratio_threshold: float = math.nan
+    rule: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return {
+            "keep": list(self.keep),
+            "dropped": list(self.dropped),
+            "abnormal": list(self.abnormal),
+            "abnormal_kept": list(self.abnormal_kept),
+            "median": self.median,
+            "ratio_threshold": self.ratio_threshold,
+            "rule": self.rule,
+        }
+
+
+def select_fastest(
+    times: Mapping[str, float],
+    n_node: int,
+    abnormal_threshold: float | None = None,
+    *,
+    k: float = DEFAULT_K,
+    min_ratio: float = DEFAULT_MIN_RATIO,
+    sigma_floor: float = DEFAULT_SIGMA_FLOOR,
+) -> Selection:
+    """Keep the ``n_node`` fastest nodes; flag the abnormal-looking ones.
+
+    Parameters
+    ----------
+    times : mapping of node name to benchmark time
+        Positive, finite times of every node allocated to the job.
+    n_node : int
+        Nodes to keep, ``1 <= n_node <= len(times)``.
+    abnormal_threshold : float, optional
+        A node looks abnormal when its time exceeds this multiple of the
+        median time (``>= 1``).  Default: the robust rule of
+        :mod:`health.spares.estimation` applied to this one job (log
+        time minus the median, ``max(k * sigma, log(min_ratio))`` with
+        ``sigma`` from the job's own MAD).
+    k, min_ratio, sigma_floor : float
+        Parameters of the robust rule.
+
+    Examples
+    --------
+    >>> times = {"a": 1.00, "b": 1.02, "c": 0.99, "d": 3.1, "e": 1.01, "f": 1.00}
+    >>> sel = select_fastest(times, 4)
+    >>> sel.keep, sel.dropped, sel.abnormal
+    (['c', 'a', 'f', 'e'], ['b', 'd'], ['d'])
+    >>> select_fastest(times, 5, abnormal_threshold=1.5).abnormal
+    ['d']
+    """
+    if not isinstance(times, Mapping):
+        raise ValueError("times must be a mapping of node name to time")
+    if not times:
+        raise ValueError("times is empty")
+    n = as_int("n_node", n_node, minimum=1)
+    if n > len(times):
+        raise ValueError(f"n_node ({n}) exceeds the number of nodes ({len(times)})")
+    names = [str(name) for name in times]
+    values = []
+    for name in names:
+        t = as_finite(f"times[{name!r}]", times[name])
+        if t <= 0:
+            raise ValueError(f"times[{name!r}] must be > 0, got {t!r}")
+        values.append(t)
+    order = sorted(range(len(names)), key=lambda i: (values[i], names[i]))
+    ranked = [names[i] for i in order]
+    keep, dropped = ranked[:n], ranked[n:]
+    median = float(_median(values))
+
+    if abnormal_threshold is not None:
+        threshold = as_finite("abnormal_threshold", abnormal_threshold)
+        if threshold < 1.0:
+            raise ValueError(f"abnormal_threshold must be >= 1, got {threshold!r}")
+        slow = {name for name, t in zip(names, values, strict=True) if t > threshold * median}
+        rule = f"time > {threshold:g} x median"
+    else:
+        params = _rule_parameters(k, min_ratio, sigma_floor, 2)
+        cols = _Columns(
+            job=["job"] * len(names),
+            node=names,
+            benchmark=["benchmark"] * len(names),
+            seconds=np.asarray(values, dtype=float),
+        )
+        result = _classify_columns(cols, params)
+        threshold = float(result.rule["thresholds"]["benchmark"]["ratio_threshold"])
+        slow = {name for name, f in zip(names, result.flags.tolist(), strict=True) if f}
+        rule = (
+            f"log(time / median) > max({params['k']:g} sigma, log({params['min_ratio']:g})), "
+            "sigma from the job's MAD"
+        )
+    return Selection(
+        keep=keep,
+        dropped=dropped,
+        abnormal=[name for name in dropped if name in slow],
+        abnormal_kept=[name for name in keep if name in slow],
+        median=median,
+        ratio_threshold=threshold,
+        rule=rule,
+    )
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    m = len(ordered)
+    return 0.5 * (ordered[(m - 1) // 2] + ordered[m // 2])

@@ -1,0 +1,17 @@
+"""Filters of the recommendation list, shared by the page and the API."""
+
+from __future__ import annotations
+
+from django_filters import rest_framework as filters
+
+from recommendations.models import Recommendation, RecommendationStatus
+
+
+class RecommendationFilterSet(filters.FilterSet):
+    machine = filters.CharFilter(field_name="machine__name", max_length=64)
+    status = filters.MultipleChoiceFilter(choices=RecommendationStatus.choices)
+    external_id = filters.CharFilter(max_length=64)
+
+    class Meta:
+        model = Recommendation
+        fields = ["machine", "status", "external_id"]

@@ -1,0 +1,81 @@
+"""Per-job recommendations (policy + spare count) and their policy predictions."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+from hxportal.models import TrackedRun
+from recommendations.constants import PREDICT_POLICY_TASK
+
+
+class RecommendationStatus(models.TextChoices):
+    COMPUTING = "computing", "Computing"
+    READY = "ready", "Ready"
+    ACCEPTED = "accepted", "Accepted"
+    FAILED = "failed", "Failed"
+
+
+class RecommendationMethod(models.TextChoices):
+    SIMULATION = "simulation", "Simulated on the live occupancy"
+    ANALYTIC = "analytic", "Analytic score (partition bandwidth and locality)"
+
+
+class Recommendation(models.Model):
+    """What to give a submitted job: every policy ranked, one (policy, N_spare) chosen."""
+
+    machine = models.ForeignKey("allocation.Machine", on_delete=models.CASCADE,
+                                related_name="recommendations")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                             related_name="recommendations")
+    name = models.CharField(max_length=128, default="job")
+    external_id = models.CharField(max_length=64, blank=True, default="")
+    node_count = models.PositiveIntegerField()
+    pattern = models.CharField(max_length=24)
+    inputs = models.JSONField(default=dict, help_text="Times and spare-model parameters.")
+    cache_key = models.CharField(max_length=64, db_index=True)
+    status = models.CharField(max_length=16, choices=RecommendationStatus.choices,
+                              default=RecommendationStatus.COMPUTING, db_index=True)
+    method = models.CharField(max_length=16, choices=RecommendationMethod.choices,
+                              default=RecommendationMethod.ANALYTIC)
+    note = models.CharField(max_length=255, blank=True, default="")
+    ranking = models.JSONField(default=list, blank=True)
+    recommended = models.JSONField(null=True, blank=True)
+    deadline = models.DateTimeField()
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    job = models.OneToOneField("allocation.Job", null=True, blank=True,
+                               on_delete=models.SET_NULL, related_name="recommendation")
+    accepted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "allocation_recommendation"  # the table the model had in allocation
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["machine", "cache_key", "created_at"],
+                                name="rec_machine_key_created")]
+
+    def __str__(self) -> str:
+        return f"recommendation {self.pk} for {self.node_count} nodes on {self.machine_id}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("recommendations:recommendation_detail", args=[self.pk])
+
+
+class PolicyPrediction(TrackedRun):
+    """One policy's short simulation for a recommendation (a Celery task each)."""
+
+    task_name = PREDICT_POLICY_TASK
+
+    recommendation = models.ForeignKey(Recommendation, on_delete=models.CASCADE,
+                                       related_name="predictions")
+    policy = models.CharField(max_length=32)
+
+    class Meta(TrackedRun.Meta):
+        db_table = "allocation_policyprediction"  # the table the model had in allocation
+        constraints = [models.UniqueConstraint(fields=["recommendation", "policy"],
+                                               name="prediction_one_per_policy")]
+
+    def __str__(self) -> str:
+        return f"{self.policy} prediction for recommendation {self.recommendation_id}"

@@ -1,0 +1,26 @@
+"""Thin Celery tasks of recommendations: ids in, one service call.
+
+The names are the ones these tasks had before the recommendations app was
+split out of allocation: queued messages and beat rows carry them.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from recommendations import services
+from recommendations.constants import EXPIRE_RECOMMENDATIONS_TASK, PREDICT_POLICY_TASK
+
+
+@shared_task(name=PREDICT_POLICY_TASK,
+             bind=True, acks_late=True, soft_time_limit=120, time_limit=150)
+def predict_policy(self, prediction_id: int) -> str | None:
+    """Simulate one policy's candidate for a recommendation, then rank if all are in."""
+    return services.run_prediction(prediction_id)
+
+
+@shared_task(name=EXPIRE_RECOMMENDATIONS_TASK,
+             bind=True, acks_late=True, soft_time_limit=60, time_limit=90)
+def expire_recommendations(self) -> int:
+    """Beat: answer analytically every recommendation whose simulations are overdue."""
+    return services.expire_overdue()

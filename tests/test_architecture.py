@@ -1,0 +1,53 @@
+"""The layout rules that import-linter cannot see.
+
+import-linter (``pyproject.toml``) checks the app layers and the forbidden
+imports, but an import written inside a function is invisible until the
+function runs, which is how cycles used to hide here. So no module of the
+project imports inside a function, except an ``AppConfig.ready`` (Django's
+documented place to connect signal handlers).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+APPS = ("hxportal", "allocation", "health", "simulation", "recommendations", "dashboard")
+MODULES = sorted(p for app in APPS for p in (ROOT / app).rglob("*.py")
+                 if "migrations" not in p.parts)
+
+
+def _function_level_imports(path: Path, root: Path = ROOT) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for func in ast.walk(tree):
+        if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if path.name == "apps.py" and func.name == "ready":
+            continue
+        for node in ast.walk(func):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names = ", ".join(a.name for a in node.names)
+                found.append(f"{path.relative_to(root)}:{node.lineno} {func.name}: {names}")
+    return found
+
+
+def test_the_scan_sees_every_app():
+    assert {p.relative_to(ROOT).parts[0] for p in MODULES} == set(APPS)
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_no_import_inside_a_function(app):
+    found = [hit for p in MODULES if p.relative_to(ROOT).parts[0] == app
+             for hit in _function_level_imports(p)]
+    assert not found, "import at module level (a cycle? move the code, not the import):\n" + \
+        "\n".join(found)
+
+
+def test_the_scan_finds_a_function_level_import(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("import os\n\n\ndef f():\n    from os import path\n    return path\n")
+    assert _function_level_imports(module, tmp_path) == ["m.py:5 f: path"]
