@@ -5,7 +5,10 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY hxportal ./hxportal
 COPY allocation ./allocation
+COPY health ./health
 COPY simulation ./simulation
+COPY recommendations ./recommendations
+COPY dashboard ./dashboard
 RUN pip install --no-cache-dir .
 COPY . .
 RUN SECRET_KEY=build DATABASE_URL=sqlite:////tmp/build.sqlite3 ALLOWED_HOSTS=build \

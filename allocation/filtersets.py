@@ -6,6 +6,7 @@ from django import forms
 from django.db.models import Exists, OuterRef
 from django_filters import rest_framework as filters
 
+from allocation.layout import MAX_COORDINATE, MAX_DIMENSIONS
 from allocation.models import Allocation, Job, JobStatus, Machine, Node, NodeState
 from hxportal.api.filters import HostlistFilter
 
@@ -21,7 +22,7 @@ class CoordsFormField(forms.CharField):
             coords = [int(part) for part in value.split(",")]
         except ValueError as exc:
             raise forms.ValidationError("use comma-separated integers, e.g. 3,4") from exc
-        if len(coords) > 8 or any(c < 0 or c > 4096 for c in coords):
+        if len(coords) > MAX_DIMENSIONS or any(not 0 <= c <= MAX_COORDINATE for c in coords):
             raise forms.ValidationError("coordinates out of range")
         return coords
 

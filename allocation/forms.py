@@ -5,10 +5,11 @@ from __future__ import annotations
 from django import forms
 from django.core.exceptions import ValidationError
 
+from allocation.layout import MAX_CONCENTRATION, MAX_NODES
 from allocation.models import CommPattern, JobStatus, NodeState
 from allocation.models.machines import NAME_VALIDATOR
 from allocation.patterns import PatternFormField
-from allocation.services.jobs import ONLINE_POLICIES
+from allocation.services.jobs import MAX_SEED, ONLINE_POLICIES
 from hxportal import hostlists
 
 
@@ -101,7 +102,7 @@ class MachineForm(ServiceFieldsMixin, forms.Form):
     name = forms.CharField(max_length=64, validators=[NAME_VALIDATOR],
                            help_text="a letter first, then letters, digits, '_', '.' or '-'")
     sides = forms.CharField(max_length=64, help_text="e.g. 8,8 or 16,16,16")
-    concentration = forms.IntegerField(min_value=1, max_value=4096,
+    concentration = forms.IntegerField(min_value=1, max_value=MAX_CONCENTRATION,
                                        help_text="compute nodes per switch")
     hostname_pattern = forms.CharField(max_length=128, required=False,
                                        help_text="e.g. hx{n:03d}; blank for NAME{n}")
@@ -126,18 +127,18 @@ class JobForm(ServiceFieldsMixin, forms.Form):
 
     name = forms.CharField(max_length=128)
     external_id = forms.CharField(max_length=64, required=False, label="External id (Slurm)")
-    node_count = forms.IntegerField(min_value=1, max_value=1_048_576)
+    node_count = forms.IntegerField(min_value=1, max_value=MAX_NODES)
     pattern = PatternFormField(choices=CommPattern.choices, initial=CommPattern.UNKNOWN)
     policy = forms.ChoiceField(choices=POLICY_CHOICES, initial="diagonal")
-    seed = forms.IntegerField(min_value=0, max_value=2**63 - 1, initial=0)
+    seed = forms.IntegerField(min_value=0, max_value=MAX_SEED, initial=0)
     t_cmpt = seconds_field("Compute time (s)")
     t_comm = seconds_field("Communication time (s)", zero=True)
     wall_time = seconds_field("Wall time (s)")
 
 
 class CompareForm(forms.Form):
-    size = forms.IntegerField(min_value=1, max_value=1_048_576, label="Job size (nodes)")
-    seed = forms.IntegerField(min_value=0, max_value=2**63 - 1, initial=0, required=False)
+    size = forms.IntegerField(min_value=1, max_value=MAX_NODES, label="Job size (nodes)")
+    seed = forms.IntegerField(min_value=0, max_value=MAX_SEED, initial=0, required=False)
 
     def clean_seed(self) -> int:
         return self.cleaned_data.get("seed") or 0

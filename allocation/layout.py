@@ -18,6 +18,11 @@ MAX_DIMENSIONS = 8
 MAX_SIDE = 4096
 MAX_CONCENTRATION = 4096
 MAX_NODES = 1_048_576
+#: The most a request may name as a switch coordinate, or as the slot of a formula
+#: partition (an n x n machine with c = n has n). Both stay below a side, so MAX_SIDE
+#: bounds them; past the machine's own, an index is refused, a coordinate matches nothing.
+MAX_COORDINATE = MAX_SIDE
+MAX_PARTITION_INDEX = MAX_SIDE
 PATTERN_FIELDS = {"machine", "n", "i", "s", "l"} | {f"d{k}" for k in range(MAX_DIMENSIONS)}
 _SPEC = r"^0?[1-9]?\d?d?$"
 

@@ -1,16 +1,18 @@
 from django.urls import path
 
 from allocation.views import jobs as job_views
-from allocation.views import machines as views
+from allocation.views import machines as machine_views
 
 app_name = "allocation"
 
 urlpatterns = [
-    path("machines/new/", views.MachineCreateView.as_view(), name="machine_create"),
-    path("machines/<str:name>/", views.MachineDetailView.as_view(), name="machine_detail"),
-    path("machines/<str:name>/nodes/", views.NodeListView.as_view(), name="node_list"),
-    path("machines/<str:name>/nodes/state/", views.NodeStateView.as_view(), name="node_state"),
-    path("settings/", views.SiteSettingsView.as_view(), name="site_settings"),
+    path("machines/new/", machine_views.MachineCreateView.as_view(), name="machine_create"),
+    path("machines/<str:name>/", machine_views.MachineDetailView.as_view(),
+         name="machine_detail"),
+    path("machines/<str:name>/nodes/", machine_views.NodeListView.as_view(), name="node_list"),
+    path("machines/<str:name>/nodes/state/", machine_views.NodeStateView.as_view(),
+         name="node_state"),
+    path("settings/", machine_views.SiteSettingsView.as_view(), name="site_settings"),
     path("machines/<str:name>/jobs/new/", job_views.JobSubmitView.as_view(), name="job_submit"),
     path("machines/<str:name>/compare/", job_views.ComparePoliciesView.as_view(),
          name="compare"),

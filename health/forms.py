@@ -8,6 +8,7 @@ from allocation.forms import BoundedFloatField, preselect_only_machine
 from allocation.models import Machine
 from health.constants import DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS
 from health.models import BENCHMARK_NAME_VALIDATOR
+from health.services import MAX_N_NODE
 
 WINDOW_ERRORS = {"min_value": f"Must be between 1 and {MAX_WINDOW_DAYS} days.",
                  "max_value": f"Must be between 1 and {MAX_WINDOW_DAYS} days."}
@@ -46,7 +47,7 @@ class EstimationForm(forms.Form):
 class SparesForm(forms.Form):
     """The spare calculator: job size and times, parameters given or from an estimate."""
 
-    n_node = forms.IntegerField(min_value=1, max_value=1_048_576, label="N_node",
+    n_node = forms.IntegerField(min_value=1, max_value=MAX_N_NODE, label="N_node",
                                 help_text="nodes the job needs")
     t_cmpt = BoundedFloatField(min_value=0.0, required=False, label="t_cmpt (s)", unit="s",
                                help_text="time slowed by an abnormal node")

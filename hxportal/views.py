@@ -1,15 +1,23 @@
-"""Framework pages: sign-in (rate limited) and role-checked base views."""
+"""Framework pages: sign-in (rate limited), role-checked base views and the form page
+that hands its form to a service."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from django import forms
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpResponse, HttpResponsePermanentRedirect
+from django.http import HttpResponse, HttpResponsePermanentRedirect, HttpResponseRedirect
+from django.http.response import HttpResponseBase
+from django.shortcuts import resolve_url
 from django.templatetags.static import static
 from django.utils.decorators import method_decorator
+from django.views.generic import FormView
 
 from hxportal import ownership
 from hxportal.errors import ConflictError
@@ -36,6 +44,73 @@ def add_form_errors(form, exc: ValidationError | ConflictError) -> None:
         return
     for field, problems in exc.message_dict.items():
         form.add_error(target(field), problems)
+
+
+class ServiceFormView(FormView):
+    """A form page whose valid form goes to a service: the one place that turns a
+    service's refusal into errors next to the form's fields.
+
+    ``perform(form)`` calls the service and returns what it made, or a response of
+    its own (a confirmation or preview page), which is sent as is. A refusal
+    (``refusals``) is shown on the form by ``show_refusal`` and the form rendered
+    again. Otherwise ``success_message`` is flashed and ``success_response`` sent:
+    a redirect to ``get_success_url()``, by default ``success_url`` or the made
+    object's own page.
+    """
+
+    #: What a service raises to refuse the input; anything else is a server error.
+    refusals: tuple[type[Exception], ...] = (ValidationError, ConflictError)
+    #: What ``perform`` made (set before the success message and redirect).
+    object: Any = None
+
+    def perform(self, form: forms.Form) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must define perform(form)")
+
+    def show_refusal(self, form: forms.Form, exc: Exception) -> None:
+        add_form_errors(form, exc)
+
+    def success_message(self, form: forms.Form, obj: Any) -> str:
+        return ""
+
+    def get_success_url(self) -> str:
+        return resolve_url(self.success_url or self.object)
+
+    def success_response(self, form: forms.Form, obj: Any) -> HttpResponseBase:
+        return HttpResponseRedirect(self.get_success_url())
+
+    def form_valid(self, form: forms.Form) -> HttpResponseBase:
+        try:
+            outcome = self.perform(form)
+        except self.refusals as exc:
+            self.show_refusal(form, exc)
+            return self.form_invalid(form)
+        if isinstance(outcome, HttpResponseBase):
+            return outcome
+        self.object = outcome
+        if message := self.success_message(form, outcome):
+            messages.success(self.request, message)
+        return self.success_response(form, outcome)
+
+
+class FilteredListMixin:
+    """A list page narrowed by ``filterset_class`` from the query string, whose
+    ``page`` belongs to the pager (``templates/inc/pagination.html`` keeps the filters
+    in its links). ``fixed`` filters override the query string's (a machine's node
+    list stays that machine's). Invalid filters list nothing; the template shows
+    ``filterset.errors``."""
+
+    filterset_class: type | None = None
+
+    def filtered(self, queryset, **fixed: str):
+        data = self.request.GET.copy()
+        data.pop("page", None)
+        for name, value in fixed.items():
+            data[name] = value
+        self.filterset = self.filterset_class(data, queryset=queryset)
+        return self.filterset.qs if self.filterset.is_valid() else queryset.none()
+
+    def get_context_data(self, **kwargs):
+        return super().get_context_data(filterset=self.filterset, **kwargs)
 
 
 class RoleRequiredMixin:

@@ -1,5 +1,37 @@
-"""Names and limits of recommendations used in more than one module."""
+"""Names, limits and tuning of recommendations, read as ``constants.NAME`` so a
+test can change one in one place."""
+
+from allocation.models import CommPattern
 
 # Celery task names (stable: queued messages and beat rows carry them).
 PREDICT_POLICY_TASK = "allocation.tasks.predict_policy"
 EXPIRE_RECOMMENDATIONS_TASK = "allocation.tasks.expire_recommendations"
+
+#: Seconds the simulations get before the analytic ranking stands.
+DEADLINE_SECONDS = 30
+#: Seconds an identical question on an unchanged machine gets the stored answer.
+CACHE_SECONDS = 600
+#: Analytic slowdown per unit of held machine for a candidate without switch locality.
+LOCALITY_PENALTY = 0.5
+#: Seeds of each policy's prediction (the mean completion time ranks).
+PREDICTION_SEEDS = (0, 1)
+#: Predictions run the study's kernel volume divided by this. Measured on the
+#: reference case (64-node all-to-all, half-full 8x8 machine): at 1/4 and 1/2
+#: of the volume the order of the locality-aware policies still differs from
+#: the one at the full volume (transients), so predictions use the full volume.
+PREDICTION_VOLUME_DIVISOR = 1
+#: Fraction of the machine held by other jobs above which losing switch
+#: locality is refused (the study's interference scenario starts here).
+LOCALITY_LOAD = 0.25
+#: A candidate without switch locality must be this much faster (simulated)
+#: than the best locality-aware one to be recommended anyway.
+CLEAR_WIN = 0.10
+KERNELS = {
+    CommPattern.ALL_TO_ALL: "all2all",
+    CommPattern.ALL_REDUCE: "allreduce",
+    CommPattern.STENCIL_4: "stencil4",
+    CommPattern.STENCIL_8: "stencil8",
+    CommPattern.RANDOM_INVOLUTION: "random_involution",
+    CommPattern.UNIFORM: "uniform",
+    CommPattern.UNKNOWN: "uniform",
+}

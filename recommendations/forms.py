@@ -10,6 +10,7 @@ from allocation.forms import (
     preselect_only_machine,
     seconds_field,
 )
+from allocation.layout import MAX_NODES
 from allocation.models import CommPattern, Machine
 from allocation.patterns import PatternFormField
 
@@ -21,7 +22,7 @@ class RecommendationForm(ServiceFieldsMixin, forms.Form):
                                      to_field_name="name")
     name = forms.CharField(max_length=128, initial="job")
     external_id = forms.CharField(max_length=64, required=False, label="External id (Slurm)")
-    node_count = forms.IntegerField(min_value=1, max_value=1_048_576, initial=64)
+    node_count = forms.IntegerField(min_value=1, max_value=MAX_NODES, initial=64)
     pattern = PatternFormField(choices=CommPattern.choices, initial=CommPattern.ALL_TO_ALL)
     t_cmpt = seconds_field("Compute time (s)")
     t_comm = seconds_field("Communication time (s, under the default policy)", zero=True)

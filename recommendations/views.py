@@ -7,35 +7,32 @@ from django.core.exceptions import ValidationError
 from django.db.models import Q
 from django.shortcuts import get_object_or_404, redirect
 from django.views import View
-from django.views.generic import DetailView, FormView, ListView
+from django.views.generic import DetailView, ListView
 
 from allocation.grid import candidate_grid
 from hxportal import charts, hostlists, ownership
 from hxportal.errors import ConflictError
 from hxportal.roles import Role
 from hxportal.templatetags import hxformat
-from hxportal.views import OwnedRowsMixin, RoleRequiredMixin, add_form_errors
+from hxportal.views import OwnedRowsMixin, RoleRequiredMixin, ServiceFormView
 from recommendations import services as recommendations
 from recommendations.forms import RecommendationForm
 from recommendations.models import Recommendation, RecommendationStatus
 
 
-class RecommendFormView(RoleRequiredMixin, FormView):
+class RecommendFormView(RoleRequiredMixin, ServiceFormView):
     required_role = Role.OPERATOR
     template_name = "recommendations/recommend_form.html"
     form_class = RecommendationForm
+    refusals = (ValidationError,)
 
     def get_initial(self):
         return {"machine": self.request.GET.get("machine")}
 
-    def form_valid(self, form):
-        data = dict(form.cleaned_data)
-        try:
-            rec, _ = recommendations.request_recommendation(user=self.request.user, **data)
-        except ValidationError as exc:
-            add_form_errors(form, exc)
-            return self.form_invalid(form)
-        return redirect(rec)
+    def perform(self, form: RecommendationForm) -> Recommendation:
+        rec, _ = recommendations.request_recommendation(user=self.request.user,
+                                                        **form.cleaned_data)
+        return rec
 
 
 class RecommendationListView(RoleRequiredMixin, OwnedRowsMixin, ListView):

@@ -71,38 +71,51 @@ def reproduction_configs(seeds: int = DEFAULT_SEEDS) -> list[tuple[dict[str, Any
     """
     seeds = _check_seeds(seeds)
     static_seeds = range(min(seeds, STATIC_SEEDS))
-    out: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    runs = [*_table4_runs(range(seeds)), *_escalation_runs(static_seeds),
+            *_interference_static_runs(static_seeds)]
+    return [_point_and_config(part, fields, extra) for part, fields, extra in runs]
 
-    def add(part: str, extra: dict[str, Any], **point: Any) -> None:
-        full = {"part": part, "scenario": point["scenario"], "policy": point["policy"],
-                "pattern": point["pattern"], "ranks": point["ranks"],
-                "replicas": point.get("replicas", 1), "routing": point["routing"],
-                "seed": point["seed"]}
-        config = {"sides": list(STUDY_MACHINE["sides"]),
-                  "concentration": STUDY_MACHINE["concentration"], "vc_sets": "shared",
-                  **point, **extra}
-        out.append((full, config))
 
-    for policy in STUDY_POLICIES:
-        for pattern in TABLE4_KERNELS:
-            for ranks in TABLE4_RANKS:
-                for seed in range(seeds):
-                    add("table4", {}, scenario="interference", policy=policy, pattern=pattern,
-                        ranks=ranks, routing="omniwar", seed=seed)
-    for policy in STUDY_POLICIES:
-        for pattern in ESCALATION_PATTERNS:
-            for replicas in ESCALATION_REPLICAS:
-                for seed in static_seeds:
-                    add("escalation_min", STATIC_TRAFFIC, scenario="escalation",
-                        policy=policy, pattern=pattern, ranks=STATIC_RANKS,
-                        replicas=replicas, routing="min", seed=seed)
-    for policy in STUDY_POLICIES:
-        for pattern in INTERFERENCE_PATTERNS:
-            for seed in static_seeds:
-                add("interference_static", STATIC_TRAFFIC, scenario="interference",
-                    policy=policy, pattern=pattern, ranks=STATIC_RANKS, routing="omniwar",
-                    seed=seed)
-    return out
+#: One run as the parts list it: its part, the fields that vary, the fixed traffic.
+_Run = tuple[str, dict[str, Any], dict[str, Any]]
+
+
+def _point_and_config(part: str, fields: dict[str, Any],
+                      extra: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The run's point (every field, ``replicas`` 1 unless given) and its engine
+    configuration (the study machine, shared VCs, the fields and the traffic)."""
+    point = {"part": part, "scenario": fields["scenario"], "policy": fields["policy"],
+             "pattern": fields["pattern"], "ranks": fields["ranks"],
+             "replicas": fields.get("replicas", 1), "routing": fields["routing"],
+             "seed": fields["seed"]}
+    config = {"sides": list(STUDY_MACHINE["sides"]),
+              "concentration": STUDY_MACHINE["concentration"], "vc_sets": "shared",
+              **fields, **extra}
+    return point, config
+
+
+def _table4_runs(seeds: range) -> list[_Run]:
+    return [("table4", {"scenario": "interference", "policy": policy, "pattern": pattern,
+                        "ranks": ranks, "routing": "omniwar", "seed": seed}, {})
+            for policy in STUDY_POLICIES for pattern in TABLE4_KERNELS
+            for ranks in TABLE4_RANKS for seed in seeds]
+
+
+def _escalation_runs(seeds: range) -> list[_Run]:
+    return [("escalation_min", {"scenario": "escalation", "policy": policy,
+                                "pattern": pattern, "ranks": STATIC_RANKS,
+                                "replicas": replicas, "routing": "min", "seed": seed},
+             STATIC_TRAFFIC)
+            for policy in STUDY_POLICIES for pattern in ESCALATION_PATTERNS
+            for replicas in ESCALATION_REPLICAS for seed in seeds]
+
+
+def _interference_static_runs(seeds: range) -> list[_Run]:
+    return [("interference_static", {"scenario": "interference", "policy": policy,
+                                     "pattern": pattern, "ranks": STATIC_RANKS,
+                                     "routing": "omniwar", "seed": seed}, STATIC_TRAFFIC)
+            for policy in STUDY_POLICIES for pattern in INTERFERENCE_PATTERNS
+            for seed in seeds]
 
 
 def reproduction_size(seeds: int = DEFAULT_SEEDS) -> int:

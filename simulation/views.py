@@ -11,12 +11,12 @@ from django.core.exceptions import ValidationError
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from django.views import View
-from django.views.generic import DetailView, FormView, ListView
+from django.views.generic import DetailView, ListView
 
 from hxportal import ownership
 from hxportal.errors import ConflictError
 from hxportal.roles import Role
-from hxportal.views import OwnedRowsMixin, RoleRequiredMixin
+from hxportal.views import FilteredListMixin, OwnedRowsMixin, RoleRequiredMixin, ServiceFormView
 from simulation import charts, reproduction_report, services
 from simulation.filtersets import SimulationRunFilterSet, SweepFilterSet
 from simulation.forms import RunForm, StudyForm, SweepForm
@@ -26,6 +26,9 @@ MAX_TABLE_ROWS = 500
 
 
 def _form_errors(form, exc: ValidationError | ConflictError, default: str | None = None) -> None:
+    """A service names configuration fields by path ("traffic.rate"): the error goes
+    next to the form field of the last part, else next to ``default``, prefixed with
+    the path whenever it is not the field's own name."""
     if isinstance(exc, ConflictError):
         form.add_error(None, exc.message)
         return
@@ -36,6 +39,16 @@ def _form_errors(form, exc: ValidationError | ConflictError, default: str | None
         else:
             name, prefix = (default if default in form.fields else None), f"{field}: "
         form.add_error(name, [f"{prefix}{p}" for p in problems])
+
+
+class SimulationFormView(ServiceFormView):
+    """Simulation forms: a refusal about a field the form lacks shows next to
+    ``fallback_field`` (the free-form configuration, or the study's scale)."""
+
+    fallback_field: str | None = None
+
+    def show_refusal(self, form, exc: ValidationError | ConflictError) -> None:
+        _form_errors(form, exc, default=self.fallback_field)
 
 
 def labelled_apps(apps: list[dict]) -> list[dict]:
@@ -58,43 +71,37 @@ def labelled(progress: dict) -> dict:
     return {**progress, "label": services.sweep_status_text(progress)}
 
 
-class RunListView(RoleRequiredMixin, OwnedRowsMixin, ListView):
+class RunListView(RoleRequiredMixin, OwnedRowsMixin, FilteredListMixin, ListView):
     template_name = "simulation/run_list.html"
     context_object_name = "runs"
     paginate_by = 50
+    filterset_class = SimulationRunFilterSet
 
     def get_queryset(self):
-        data = self.request.GET.copy()
-        data.pop("page", None)
-        self.filterset = SimulationRunFilterSet(data, queryset=self.readable(
-            SimulationRun.objects.select_related("user", "sweep").defer("result", "log")))
-        if not self.filterset.is_valid():
-            return SimulationRun.objects.none()
-        return self.filterset.qs.order_by("-created_at", "-id")
+        return self.filtered(self.readable(
+            SimulationRun.objects.select_related("user", "sweep").defer("result", "log")
+            .order_by("-created_at", "-id")))
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         runs = context["runs"]
-        context.update(filterset=self.filterset,
-                       active=any(not r.is_terminal for r in runs),
+        context.update(active=any(not r.is_terminal for r in runs),
                        descriptions={r.pk: services.describe(r.config) for r in runs})
         return context
 
 
-class RunCreateView(RoleRequiredMixin, FormView):
+class RunCreateView(RoleRequiredMixin, SimulationFormView):
     required_role = Role.OPERATOR
     template_name = "simulation/run_form.html"
     form_class = RunForm
+    fallback_field = "extra"
 
-    def form_valid(self, form):
-        try:
-            run = services.start_run(form.config(), user=self.request.user,
-                                     machine=form.cleaned_data.get("machine"))
-        except (ValidationError, ConflictError) as exc:
-            _form_errors(form, exc, default="extra")
-            return self.form_invalid(form)
-        messages.success(self.request, f"Started simulation {run.pk}.")
-        return redirect(run)
+    def perform(self, form: RunForm) -> SimulationRun:
+        return services.start_run(form.config(), user=self.request.user,
+                                  machine=form.cleaned_data.get("machine"))
+
+    def success_message(self, form: RunForm, run: SimulationRun) -> str:
+        return f"Started simulation {run.pk}."
 
 
 class RunDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
@@ -117,19 +124,15 @@ class RunDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
         return context
 
 
-class SweepListView(RoleRequiredMixin, OwnedRowsMixin, ListView):
+class SweepListView(RoleRequiredMixin, OwnedRowsMixin, FilteredListMixin, ListView):
     template_name = "simulation/sweep_list.html"
     context_object_name = "sweeps"
     paginate_by = 50
+    filterset_class = SweepFilterSet
 
     def get_queryset(self):
-        data = self.request.GET.copy()
-        data.pop("page", None)
-        self.filterset = SweepFilterSet(data, queryset=services.with_counts(
-            self.readable(Sweep.objects.select_related("user"))))
-        if not self.filterset.is_valid():
-            return Sweep.objects.none()
-        return self.filterset.qs.order_by("-created_at", "-id")
+        return self.filtered(services.with_counts(self.readable(
+            Sweep.objects.select_related("user"))).order_by("-created_at", "-id"))
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
@@ -140,53 +143,49 @@ class SweepListView(RoleRequiredMixin, OwnedRowsMixin, ListView):
         return context
 
 
-class SweepCreateView(RoleRequiredMixin, FormView):
+class SweepCreateView(RoleRequiredMixin, SimulationFormView):
     required_role = Role.OPERATOR
     template_name = "simulation/sweep_form.html"
     form_class = SweepForm
+    fallback_field = "base"
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context.setdefault("study_form", StudyForm())
-        context["study_size"] = services.presets.study_size()
+        context["study_size"] = services.study_size()
         return context
 
-    def form_valid(self, form):
-        try:
-            sweep = services.create_sweep(name=form.cleaned_data["name"],
-                                          base=form.cleaned_data["base"],
-                                          parameters=form.parameters(), user=self.request.user)
-        except (ValidationError, ConflictError) as exc:
-            _form_errors(form, exc, default="base")
-            return self.form_invalid(form)
-        messages.success(self.request, f"Started sweep {sweep.pk} with {sweep.run_count} runs.")
-        return redirect(sweep)
+    def perform(self, form: SweepForm) -> Sweep:
+        return services.create_sweep(name=form.cleaned_data["name"],
+                                     base=form.cleaned_data["base"],
+                                     parameters=form.parameters(), user=self.request.user)
+
+    def success_message(self, form: SweepForm, sweep: Sweep) -> str:
+        return f"Started sweep {sweep.pk} with {sweep.run_count} runs."
 
 
-class StudyCreateView(RoleRequiredMixin, FormView):
+class StudyCreateView(RoleRequiredMixin, SimulationFormView):
     """One click: the reference study on the 8x8, c = 8 machine."""
 
     required_role = Role.OPERATOR
     template_name = "simulation/sweep_form.html"
     form_class = StudyForm
+    refusals = (ValidationError,)
+    fallback_field = "scale"
 
     def get(self, request, *args, **kwargs):
         return redirect("simulation:sweep_create")
 
     def form_invalid(self, form):
         return self.render_to_response({"form": SweepForm(), "study_form": form,
-                                        "study_size": services.presets.study_size()})
+                                        "study_size": services.study_size()})
 
-    def form_valid(self, form):
-        try:
-            sweep = services.start_study(user=self.request.user,
-                                         scale=form.cleaned_data["scale"],
-                                         name=form.cleaned_data["name"])
-        except ValidationError as exc:
-            _form_errors(form, exc, default="scale")
-            return self.form_invalid(form)
-        messages.success(self.request, f"Started the reference study: {sweep.run_count} runs.")
-        return redirect(sweep)
+    def perform(self, form: StudyForm) -> Sweep:
+        return services.start_study(user=self.request.user, scale=form.cleaned_data["scale"],
+                                    name=form.cleaned_data["name"])
+
+    def success_message(self, form: StudyForm, sweep: Sweep) -> str:
+        return f"Started the reference study: {sweep.run_count} runs."
 
 
 class SweepDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):

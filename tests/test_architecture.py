@@ -10,9 +10,11 @@ documented place to connect signal handlers).
 from __future__ import annotations
 
 import ast
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 APPS = ("hxportal", "allocation", "health", "simulation", "recommendations", "dashboard")
@@ -51,3 +53,20 @@ def test_the_scan_finds_a_function_level_import(tmp_path):
     module = tmp_path / "m.py"
     module.write_text("import os\n\n\ndef f():\n    from os import path\n    return path\n")
     assert _function_level_imports(module, tmp_path) == ["m.py:5 f: path"]
+
+
+def _pre_commit_hooks() -> dict[str, dict]:
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    return {hook["id"]: {**hook, "repo": repo["repo"], "rev": repo.get("rev")}
+            for repo in config["repos"] for hook in repo["hooks"]}
+
+
+def test_pre_commit_runs_ruff_and_import_linter():
+    """The hooks run what ``make lint`` runs, so a commit never surprises CI; ruff at the
+    venv's version, or the hook and ``make lint`` would disagree on the rules."""
+    hooks = _pre_commit_hooks()
+    assert hooks["ruff-check"]["repo"] == "https://github.com/astral-sh/ruff-pre-commit"
+    assert hooks["ruff-check"]["rev"] == f"v{version('ruff')}"
+    linter = hooks["import-linter"]
+    assert (linter["repo"], linter["entry"], linter["language"], linter["pass_filenames"]) == (
+        "local", "lint-imports", "system", False)

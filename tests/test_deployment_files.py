@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import yaml
+from django.conf import settings
 
 from tests.conftest import skip_or_fail
 
@@ -43,3 +45,15 @@ def test_compose_config_validates():
                             env={**os.environ, "SECRET_KEY": "x" * 50, "POSTGRES_PASSWORD": "y"},
                             timeout=60)
     assert result.returncode == 0, result.stderr
+
+
+def test_the_image_and_the_package_carry_every_app():
+    """A new app must reach the image's pip install and the wheel, not only the clone."""
+    local = [app for app in settings.INSTALLED_APPS if (ROOT / app / "apps.py").is_file()]
+    assert {"allocation", "health", "recommendations", "simulation", "dashboard"} <= set(local)
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    include = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "packages"]["find"]["include"]
+    for app in local:
+        assert f"COPY {app} ./{app}" in dockerfile, app
+        assert f"{app}*" in include, app

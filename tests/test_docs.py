@@ -122,3 +122,20 @@ def test_relative_markdown_links_stay_inside_and_exist():
 
 def _key(number: str) -> tuple[int, ...]:
     return tuple(int(part) for part in number.split("."))
+
+
+TOP_DIRS = ("allocation", "health", "recommendations", "simulation", "dashboard", "hxportal",
+            "tests", "templates", "static", "docs", "benchmarks", "contrib", "scripts")
+REPO_PATH = re.compile(rf"`((?:{'|'.join(TOP_DIRS)})/[\w./-]*)`")
+
+
+def test_paths_the_design_docs_name_exist():
+    """A moved or renamed module breaks its mention in the docs, not silently."""
+    missing = []
+    for name in ("architecture.md", "domain.md"):
+        doc = ROOT / "docs" / name
+        text = read(doc)
+        for match in REPO_PATH.finditer(text):
+            if not (ROOT / match.group(1)).exists():
+                missing.append(f"docs/{name}:{line_of(text, match.start())}: {match.group(1)}")
+    assert not missing, "paths named in the docs that do not exist:\n" + "\n".join(missing)

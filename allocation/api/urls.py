@@ -1,16 +1,16 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from allocation.api.views import jobs
-from allocation.api.views import machines as views
+from allocation.api.views import jobs as job_views
+from allocation.api.views import machines as machine_views
 
 router = SimpleRouter(trailing_slash=True)
-router.register("machines", views.MachineViewSet, basename="machine")
-router.register("nodes", views.NodeViewSet, basename="node")
-router.register("jobs", jobs.JobViewSet, basename="job")
+router.register("machines", machine_views.MachineViewSet, basename="machine")
+router.register("nodes", machine_views.NodeViewSet, basename="node")
+router.register("jobs", job_views.JobViewSet, basename="job")
 
 urlpatterns = [
     *router.urls,
-    path("partitions/properties/", jobs.PartitionPropertiesView.as_view(),
+    path("partitions/properties/", job_views.PartitionPropertiesView.as_view(),
          name="partition-properties"),
 ]

@@ -25,10 +25,10 @@ from allocation.layout import (
 from allocation.models import Machine, Node, NodeState, SiteSettings
 from allocation.models.machines import NAME_VALIDATOR
 from hxportal import hostlists
+from hxportal.batching import LOOKUP_CHUNK, chunks
 from hxportal.errors import ConflictError
 
 NODE_BATCH = 5000
-LOOKUP_CHUNK = 900
 
 
 def _layout_error(exc: LayoutError) -> ValidationError:
@@ -148,11 +148,6 @@ def resolve_hostlist(machine: Machine, hostlist: str, field: str = "hostlist") -
     return nodes
 
 
-def _chunks(items: Sequence, size: int = LOOKUP_CHUNK):
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
-
-
 def check_node_state(machine: Machine, hostlist: str, state: str,
                      reason: str = "") -> list[Node]:
     """Validate a state change without writing: the nodes it would change."""
@@ -169,7 +164,7 @@ def set_node_state(machine: Machine, hostlist: str, state: str,
     """Change the state of every node named by ``hostlist``; all or nothing."""
     nodes = check_node_state(machine, hostlist, state, reason)
     now = timezone.now()
-    for chunk in _chunks([n.pk for n in nodes]):
+    for chunk in chunks([n.pk for n in nodes], LOOKUP_CHUNK):
         Node.objects.filter(pk__in=chunk).update(
             state=state, state_reason=reason.strip()[:255], state_changed_at=now)
     return nodes

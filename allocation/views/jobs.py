@@ -6,7 +6,7 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect
 from django.views import View
-from django.views.generic import DetailView, FormView, ListView
+from django.views.generic import DetailView, ListView
 
 from allocation.filtersets import JobFilterSet
 from allocation.forms import CompareForm, JobForm, ReleaseForm
@@ -17,27 +17,28 @@ from hxportal import ownership
 from hxportal.errors import ConflictError
 from hxportal.roles import Role
 from hxportal.templatetags import hxformat
-from hxportal.views import OwnedRowsMixin, RoleRequiredMixin, add_form_errors
+from hxportal.views import (
+    FilteredListMixin,
+    OwnedRowsMixin,
+    RoleRequiredMixin,
+    ServiceFormView,
+    add_form_errors,
+)
 
 HIGHER_IS_BETTER = {"pb_exact": True, "pb_bound": True, "avg_distance": False,
                     "max_distance": False, "hull_links": True}
 
 
-class JobListView(RoleRequiredMixin, OwnedRowsMixin, ListView):
+class JobListView(RoleRequiredMixin, OwnedRowsMixin, FilteredListMixin, ListView):
     template_name = "allocation/job_list.html"
     context_object_name = "jobs"
     paginate_by = 50
     owner_field = "owner"
+    filterset_class = JobFilterSet
 
     def get_queryset(self):
-        data = self.request.GET.copy()
-        data.pop("page", None)
-        self.filterset = JobFilterSet(data, queryset=self.readable(Job.objects.select_related(
+        return self.filtered(self.readable(Job.objects.select_related(
             "owner", "machine").order_by("-created_at", "-id")))
-        return self.filterset.qs if self.filterset.is_valid() else Job.objects.none()
-
-    def get_context_data(self, **kwargs):
-        return super().get_context_data(filterset=self.filterset, **kwargs)
 
 
 class JobDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
@@ -94,7 +95,7 @@ class JobReleaseView(RoleRequiredMixin, View):
         return page.render_to_response(page.get_context_data(object=page.object))
 
 
-class JobSubmitView(RoleRequiredMixin, FormView):
+class JobSubmitView(RoleRequiredMixin, ServiceFormView):
     required_role = Role.OPERATOR
     template_name = "allocation/job_form.html"
     form_class = JobForm
@@ -109,15 +110,12 @@ class JobSubmitView(RoleRequiredMixin, FormView):
     def get_initial(self):
         return {"policy": machines.default_policy()}
 
-    def form_valid(self, form):
-        data = form.cleaned_data
-        try:
-            job = jobs.submit_job(owner=self.request.user, machine=self.machine, **data)
-        except (ValidationError, ConflictError) as exc:
-            add_form_errors(form, exc)
-            return self.form_invalid(form)
-        messages.success(self.request, f"Job {job.pk} allocated with {job.policy}.")
-        return redirect(job)
+    def perform(self, form: JobForm) -> Job:
+        return jobs.submit_job(owner=self.request.user, machine=self.machine,
+                               **form.cleaned_data)
+
+    def success_message(self, form: JobForm, job: Job) -> str:
+        return f"Job {job.pk} allocated with {job.policy}."
 
 
 class ComparePoliciesView(RoleRequiredMixin, DetailView):

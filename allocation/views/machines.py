@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.shortcuts import get_object_or_404, redirect
-from django.views.generic import DetailView, FormView, ListView
+from django.shortcuts import get_object_or_404, resolve_url
+from django.urls import reverse_lazy
+from django.views.generic import DetailView, ListView
 
 from allocation.filtersets import NodeFilterSet
 from allocation.forms import MachineForm, NodeStateForm, SiteSettingsForm
@@ -14,24 +14,20 @@ from allocation.grid import machine_grid
 from allocation.models import Machine
 from allocation.services import machines, queries
 from hxportal import hostlists
-from hxportal.errors import ConflictError
 from hxportal.roles import Role
-from hxportal.views import RoleRequiredMixin, add_form_errors
+from hxportal.views import FilteredListMixin, RoleRequiredMixin, ServiceFormView
 
 
-class MachineCreateView(RoleRequiredMixin, FormView):
+class MachineCreateView(RoleRequiredMixin, ServiceFormView):
     required_role = Role.ADMIN
     template_name = "allocation/machine_form.html"
     form_class = MachineForm
 
-    def form_valid(self, form):
-        try:
-            machine = machines.create_machine(**form.cleaned_data)
-        except (ValidationError, ConflictError) as exc:
-            add_form_errors(form, exc)
-            return self.form_invalid(form)
-        messages.success(self.request, f"Created {machine.name} with {machine.node_count} nodes.")
-        return redirect(machine)
+    def perform(self, form: MachineForm) -> Machine:
+        return machines.create_machine(**form.cleaned_data)
+
+    def success_message(self, form: MachineForm, machine: Machine) -> str:
+        return f"Created {machine.name} with {machine.node_count} nodes."
 
 
 class MachineDetailView(RoleRequiredMixin, DetailView):
@@ -51,37 +47,34 @@ class MachineDetailView(RoleRequiredMixin, DetailView):
         return context
 
 
-class NodeListView(RoleRequiredMixin, ListView):
+class NodeListView(RoleRequiredMixin, FilteredListMixin, ListView):
     template_name = "allocation/node_list.html"
     context_object_name = "nodes"
     paginate_by = 100
+    filterset_class = NodeFilterSet
 
     def get_queryset(self):
         self.machine = get_object_or_404(Machine, name=self.kwargs["name"])
-        data = self.request.GET.copy()
-        data["machine"] = self.machine.name
-        data.pop("page", None)
-        self.filterset = NodeFilterSet(data, queryset=queries.nodes_with_job(
-            self.machine.nodes.all(), reader=self.request.user))
-        if not self.filterset.is_valid():
-            return self.machine.nodes.none()
-        return self.filterset.qs.order_by("index")
+        return self.filtered(queries.nodes_with_job(
+            self.machine.nodes.all(), reader=self.request.user).order_by("index"),
+            machine=self.machine.name)
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         names = self.object_list.values_list("hostname", flat=True)
-        context.update(machine=self.machine, filterset=self.filterset,
+        context.update(machine=self.machine,
                        matched_hostlist=hostlists.compress(names[:100_000]))
         return context
 
 
-class NodeStateView(RoleRequiredMixin, FormView):
+class NodeStateView(RoleRequiredMixin, ServiceFormView):
     """Drain, down or bring up nodes by hostlist, in two steps: the form (with a
     reason), then a confirmation page listing the nodes and the jobs holding any."""
 
     required_role = Role.OPERATOR
     form_class = NodeStateForm
     template_name = "allocation/node_state.html"
+    refusals = (ValidationError,)
 
     def dispatch(self, request, *args, **kwargs):
         self.machine = get_object_or_404(Machine, name=kwargs["name"])
@@ -94,31 +87,33 @@ class NodeStateView(RoleRequiredMixin, FormView):
     def get_context_data(self, **kwargs):
         return super().get_context_data(machine=self.machine, **kwargs)
 
-    def form_valid(self, form):
+    def perform(self, form: NodeStateForm):
         data = form.cleaned_data
-        try:
-            if self.request.POST.get("confirmed") != "1":
-                nodes = machines.check_node_state(self.machine, data["hostlist"],
-                                                  data["state"], data["reason"])
-                return self.render_to_response(self.get_context_data(
-                    form=form, confirm=queries.state_change_impact(nodes)))
-            nodes = machines.set_node_state(self.machine, data["hostlist"], data["state"],
-                                            data["reason"])
-        except ValidationError as exc:
-            add_form_errors(form, exc)
-            return self.form_invalid(form)
-        messages.success(self.request, f"{hostlists.compress(n.hostname for n in nodes)} "
-                                       f"set to {data['state']}.")
-        return redirect(self.machine)
+        if self.request.POST.get("confirmed") != "1":
+            nodes = machines.check_node_state(self.machine, data["hostlist"], data["state"],
+                                              data["reason"])
+            return self.render_to_response(self.get_context_data(
+                form=form, confirm=queries.state_change_impact(nodes)))
+        return machines.set_node_state(self.machine, data["hostlist"], data["state"],
+                                       data["reason"])
+
+    def success_message(self, form: NodeStateForm, nodes) -> str:
+        return (f"{hostlists.compress(n.hostname for n in nodes)} "
+                f"set to {form.cleaned_data['state']}.")
+
+    def get_success_url(self) -> str:
+        return resolve_url(self.machine)
 
 
-class SiteSettingsView(RoleRequiredMixin, FormView):
+class SiteSettingsView(RoleRequiredMixin, ServiceFormView):
     """Admins: the site's default policy, stored in the database; blank falls back to
     the ``HX_DEFAULT_POLICY`` environment setting."""
 
     required_role = Role.ADMIN
     template_name = "allocation/site_settings.html"
     form_class = SiteSettingsForm
+    refusals = (ValidationError,)
+    success_url = reverse_lazy("allocation:site_settings")
 
     def get_form_kwargs(self):
         return {**super().get_form_kwargs(), "env_default": settings.HX_DEFAULT_POLICY}
@@ -131,14 +126,10 @@ class SiteSettingsView(RoleRequiredMixin, FormView):
             row=machines.site_settings(), effective=machines.default_policy(),
             env_default=settings.HX_DEFAULT_POLICY, **kwargs)
 
-    def form_valid(self, form):
-        try:
-            row = machines.set_site_settings(
-                default_policy=form.cleaned_data["default_policy"], user=self.request.user)
-        except ValidationError as exc:
-            add_form_errors(form, exc)
-            return self.form_invalid(form)
+    def perform(self, form: SiteSettingsForm):
+        return machines.set_site_settings(default_policy=form.cleaned_data["default_policy"],
+                                          user=self.request.user)
+
+    def success_message(self, form: SiteSettingsForm, row) -> str:
         source = "the site setting" if row.default_policy else "HX_DEFAULT_POLICY"
-        messages.success(self.request, f"Default policy: {machines.default_policy()} "
-                                       f"(from {source}).")
-        return redirect("allocation:site_settings")
+        return f"Default policy: {machines.default_policy()} (from {source})."

@@ -114,6 +114,19 @@ def _error_message(status: int, body: dict[str, Any], raw: str) -> str:
     return text
 
 
+def _http_error(exc: urllib.error.HTTPError) -> PortalError:
+    """A portal error answer as a PortalError with its status and JSON body (``{}`` when
+    the body is not a JSON object)."""
+    text = exc.read().decode("utf-8", "replace")
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = {}
+    if not isinstance(parsed, dict):
+        parsed = {}
+    return PortalError(_error_message(exc.code, parsed, text), exc.code, parsed)
+
+
 class Portal:
     """A JSON client for ``<url>/api/v1/``."""
 
@@ -127,6 +140,25 @@ class Portal:
     def request(self, method: str, path: str, body: Any = None,
                 query: dict[str, Any] | None = None, raw: bool = False) -> Any:
         """Send one request; return the decoded JSON (or text with ``raw``)."""
+        req = self._build(method, path, body, query, raw)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as response:
+                payload = response.read().decode("utf-8", "replace")
+        except urllib.error.HTTPError as exc:
+            raise _http_error(exc) from exc
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise PortalError(f"portal {self.url} unreachable: {reason}") from exc
+        if raw:
+            return payload
+        try:
+            return json.loads(payload) if payload else {}
+        except ValueError as exc:
+            raise PortalError(f"portal answered non-JSON: {payload[:200]!r}", 200) from exc
+
+    def _build(self, method: str, path: str, body: Any, query: dict[str, Any] | None,
+               raw: bool) -> urllib.request.Request:
+        """The HTTP request: URL under ``/api/v1/``, token, JSON body."""
         url = self.url + "/api/v1/" + path.lstrip("/")
         if query:
             url += "?" + urllib.parse.urlencode(query)
@@ -140,29 +172,7 @@ class Portal:
         if body is not None:
             data = json.dumps(body).encode("utf-8")
             headers["Content-Type"] = "application/json"
-        req = urllib.request.Request(url, data=data, headers=headers, method=method)
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as response:
-                payload = response.read().decode("utf-8", "replace")
-        except urllib.error.HTTPError as exc:
-            text = exc.read().decode("utf-8", "replace")
-            try:
-                parsed = json.loads(text)
-            except ValueError:
-                parsed = {}
-            if not isinstance(parsed, dict):
-                parsed = {}
-            raise PortalError(_error_message(exc.code, parsed, text), exc.code,
-                              parsed) from exc
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise PortalError(f"portal {self.url} unreachable: {reason}") from exc
-        if raw:
-            return payload
-        try:
-            return json.loads(payload) if payload else {}
-        except ValueError as exc:
-            raise PortalError(f"portal answered non-JSON: {payload[:200]!r}", 200) from exc
+        return urllib.request.Request(url, data=data, headers=headers, method=method)
 
     def get(self, path: str, **query: Any) -> Any:
         return self.request("GET", path, query=query or None)

@@ -47,7 +47,7 @@ from .estimation import (
 )
 from .montecarlo import MonteCarloResult, simulate_cost
 from .pernode import choose_candidates, poisson_binomial_tails, recommend_spares_for_nodes
-from .selection import Selection, select_fastest
+from .selection import Selection, median, select_fastest
 from .suspicion import (
     DEFAULT_DRAIN_FACTOR,
     DEFAULT_DRAIN_PROBABILITY,
@@ -88,6 +88,7 @@ __all__ = [
     "estimate_by_benchmark",
     "evaluate_as_is",
     "evaluate_spares",
+    "median",
     "node_suspicion",
     "p_abn_from_intervals",
     "poisson_binomial_tails",

@@ -9,7 +9,7 @@ are abnormal nodes that had to be kept (more abnormal nodes than spares).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +25,7 @@ from .estimation import (
     _rule_parameters,
 )
 
-__all__ = ["Selection", "select_fastest"]
+__all__ = ["Selection", "median", "select_fastest"]
 
 
 @dataclass(frozen=True)
@@ -112,13 +112,13 @@ def select_fastest(
     order = sorted(range(len(names)), key=lambda i: (values[i], names[i]))
     ranked = [names[i] for i in order]
     keep, dropped = ranked[:n], ranked[n:]
-    median = float(_median(values))
+    middle = median(values)
 
     if abnormal_threshold is not None:
         threshold = as_finite("abnormal_threshold", abnormal_threshold)
         if threshold < 1.0:
             raise ValueError(f"abnormal_threshold must be >= 1, got {threshold!r}")
-        slow = {name for name, t in zip(names, values, strict=True) if t > threshold * median}
+        slow = {name for name, t in zip(names, values, strict=True) if t > threshold * middle}
         rule = f"time > {threshold:g} x median"
     else:
         params = _rule_parameters(k, min_ratio, sigma_floor, 2)
@@ -140,13 +140,28 @@ def select_fastest(
         dropped=dropped,
         abnormal=[name for name in dropped if name in slow],
         abnormal_kept=[name for name in keep if name in slow],
-        median=median,
+        median=middle,
         ratio_threshold=threshold,
         rule=rule,
     )
 
 
-def _median(values: list[float]) -> float:
+def median(values: Iterable[float]) -> float:
+    """The median of benchmark times, as a plain ``float`` (the mean of the two middle
+    values when their count is even); the one definition the pages, the ingestion's
+    unit check and the selection share.
+
+    Examples
+    --------
+    >>> median([3.0, 1.0, 2.0]), median([4.0, 1.0, 3.0, 2.0])
+    (2.0, 2.5)
+    >>> median([])
+    Traceback (most recent call last):
+    ...
+    ValueError: median of no values
+    """
     ordered = sorted(values)
     m = len(ordered)
-    return 0.5 * (ordered[(m - 1) // 2] + ordered[m // 2])
+    if not m:
+        raise ValueError("median of no values")
+    return float(0.5 * (ordered[(m - 1) // 2] + ordered[m // 2]))

@@ -33,7 +33,7 @@ import numpy as np
 from scipy.stats import beta
 
 from ._validation import as_finite, as_int, as_positive
-from .estimation import BenchmarkRun, _codes, _columns, classify
+from .estimation import BenchmarkRun, _codes, _Columns, _columns, classify
 
 __all__ = [
     "DEFAULT_DRAIN_FACTOR",
@@ -141,6 +141,52 @@ def node_suspicion(
     ('j7', 'j8', 'j9', 'j10', 'j11')
     """
     cols = _columns(runs)
+    flag_arr, ratio_arr = _flags_and_ratios(cols, flags, ratios)
+    a0 = as_positive("prior_abnormal", prior_abnormal)
+    factor = as_positive("drain_factor", drain_factor)
+    prob = _in_open_unit_interval("drain_probability", drain_probability)
+    keep = as_int("evidence_count", evidence_count, minimum=0)
+    if fleet_p is None:
+        p_fleet = (float(flag_arr.sum()) + 0.5) / (flag_arr.size + 1.0)
+    else:
+        p_fleet = _in_open_unit_interval("fleet_p", fleet_p)
+
+    codes, names = _codes(cols.node)
+    n_nodes = len(names)
+    total = np.bincount(codes, minlength=n_nodes)
+    bad = np.bincount(codes, weights=flag_arr, minlength=n_nodes).astype(np.int64)
+    slow_sum = np.bincount(codes, weights=np.where(flag_arr, ratio_arr, 0.0), minlength=n_nodes)
+    post_a = a0 + bad
+    post_b = a0 * (1.0 - p_fleet) / p_fleet + (total - bad)
+    mean, lo, hi = _posterior_mean_and_interval(post_a, post_b)
+    score = beta.sf(min(factor * p_fleet, 1.0), post_a, post_b)
+    evidence = _latest_abnormal_jobs(codes, flag_arr, cols.job, n_nodes, keep)
+    out = [
+        NodeSuspicion(
+            node=names[i],
+            runs=int(total[i]),
+            abnormal_runs=int(bad[i]),
+            abnormal_fraction=float(bad[i] / total[i]),
+            mean_slowdown=float(slow_sum[i] / bad[i]) if bad[i] else None,
+            p_posterior=float(mean[i]),
+            p_interval=(float(lo[i]), float(hi[i])),
+            score=float(score[i]),
+            drain_candidate=bool(score[i] >= prob),
+            evidence=evidence[i],
+        )
+        for i in range(n_nodes)
+    ]
+    out.sort(key=lambda s: (-s.score, -s.p_posterior, s.node))
+    return out
+
+
+def _flags_and_ratios(
+    cols: _Columns,
+    flags: Sequence[bool] | np.ndarray | None,
+    ratios: Sequence[float] | np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The abnormal flags and time / job median ratios, one per run; what is not
+    given comes from :func:`classify` with its defaults."""
     n_runs = cols.seconds.size
     if flags is None or ratios is None:
         result = classify(
@@ -159,54 +205,33 @@ def node_suspicion(
         raise ValueError(f"flags must have one entry per run ({n_runs}), got {flag_arr.shape}")
     if ratio_arr.shape != (n_runs,):
         raise ValueError(f"ratios must have one entry per run ({n_runs}), got {ratio_arr.shape}")
-    a0 = as_positive("prior_abnormal", prior_abnormal)
-    factor = as_positive("drain_factor", drain_factor)
-    prob = as_finite("drain_probability", drain_probability)
-    if not 0.0 < prob < 1.0:
-        raise ValueError(f"drain_probability must be in (0, 1), got {prob!r}")
-    keep = as_int("evidence_count", evidence_count, minimum=0)
-    if fleet_p is None:
-        p_fleet = (float(flag_arr.sum()) + 0.5) / (n_runs + 1.0)
-    else:
-        p_fleet = as_finite("fleet_p", fleet_p)
-        if not 0.0 < p_fleet < 1.0:
-            raise ValueError(f"fleet_p must be in (0, 1), got {p_fleet!r}")
-    b0 = a0 * (1.0 - p_fleet) / p_fleet
+    return flag_arr, ratio_arr
 
-    codes, names = _codes(cols.node)
-    n_nodes = len(names)
-    total = np.bincount(codes, minlength=n_nodes)
-    bad = np.bincount(codes, weights=flag_arr, minlength=n_nodes).astype(np.int64)
-    slow_sum = np.bincount(codes, weights=np.where(flag_arr, ratio_arr, 0.0), minlength=n_nodes)
-    post_a = a0 + bad
-    post_b = b0 + (total - bad)
-    mean = post_a / (post_a + post_b)
-    lo = beta.ppf(0.025, post_a, post_b)
-    hi = beta.ppf(0.975, post_a, post_b)
-    limit = min(factor * p_fleet, 1.0)
-    score = beta.sf(limit, post_a, post_b)
 
-    evidence: list[list[str]] = [[] for _ in range(n_nodes)]
-    for i in np.flatnonzero(flag_arr).tolist():
-        evidence[codes[i]].append(cols.job[i])
-
-    out = [
-        NodeSuspicion(
-            node=names[i],
-            runs=int(total[i]),
-            abnormal_runs=int(bad[i]),
-            abnormal_fraction=float(bad[i] / total[i]),
-            mean_slowdown=float(slow_sum[i] / bad[i]) if bad[i] else None,
-            p_posterior=float(mean[i]),
-            p_interval=(float(lo[i]), float(hi[i])),
-            score=float(score[i]),
-            drain_candidate=bool(score[i] >= prob),
-            evidence=tuple(evidence[i][-keep:]) if keep else (),
-        )
-        for i in range(n_nodes)
-    ]
-    out.sort(key=lambda s: (-s.score, -s.p_posterior, s.node))
+def _in_open_unit_interval(name: str, value: float) -> float:
+    """A probability strictly between 0 and 1 (the Beta prior needs both ends open)."""
+    out = as_finite(name, value)
+    if not 0.0 < out < 1.0:
+        raise ValueError(f"{name} must be in (0, 1), got {out!r}")
     return out
+
+
+def _posterior_mean_and_interval(
+    post_a: np.ndarray, post_b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean and 95 % equal-tailed credible interval of each node's Beta posterior."""
+    mean = post_a / (post_a + post_b)
+    return mean, beta.ppf(0.025, post_a, post_b), beta.ppf(0.975, post_a, post_b)
+
+
+def _latest_abnormal_jobs(
+    codes: np.ndarray, flags: np.ndarray, jobs: list[str], n_nodes: int, keep: int
+) -> list[tuple[str, ...]]:
+    """Per node, the job keys of its latest ``keep`` abnormal runs (oldest first)."""
+    evidence: list[list[str]] = [[] for _ in range(n_nodes)]
+    for i in np.flatnonzero(flags).tolist():
+        evidence[codes[i]].append(jobs[i])
+    return [tuple(items[-keep:]) if keep else () for items in evidence]
 
 
 def drain_candidates(

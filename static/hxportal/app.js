@@ -1,6 +1,24 @@
 // Small progressive enhancements; no inline scripts (the CSP forbids them).
 "use strict";
 
+// The one way a page follows a run in progress: fetch `url` as JSON every `every` ms
+// (the first time after `after` ms) and hand the answer to `update`, which moves the
+// bar and text; when it returns true the run has finished and the page reloads, so
+// the server draws the result. A failed fetch or an answer that is not OK is retried.
+// Used here (recommendations) and by static/simulation/simulation.js (runs, sweeps).
+window.hx = window.hx || {};
+window.hx.poll = (url, update, {after = 1000, every = 1000} = {}) => {
+  const tick = async () => {
+    try {
+      const response = await fetch(url, {credentials: "same-origin",
+                                         headers: {Accept: "application/json"}});
+      if (response.ok && update(await response.json())) { window.location.reload(); return; }
+    } catch (err) { /* network hiccup: try again */ }
+    setTimeout(tick, every);
+  };
+  setTimeout(tick, after);
+};
+
 // Narrow windows: the menu button opens and closes the navigation (Escape closes it
 // and returns the focus to the button; a click elsewhere closes it too).
 document.addEventListener("DOMContentLoaded", () => {
@@ -60,12 +78,17 @@ document.addEventListener("DOMContentLoaded", () => {
     form.addEventListener("change", () => form.submit());
   }
 });
-// Pages of runs still in progress (data-refresh="seconds") reload until they finish.
+// Pages and lists of runs still in progress reload every few seconds until they
+// finish: data-refresh="seconds" (estimation runs; default 2, at least 1) and
+// data-sim-refresh="seconds" (simulation run and sweep lists).
 document.addEventListener("DOMContentLoaded", () => {
   const pending = document.querySelector("[data-refresh]");
   if (pending) {
     const seconds = Math.max(parseFloat(pending.dataset.refresh) || 2, 1);
     setTimeout(() => window.location.reload(), seconds * 1000);
+  }
+  for (const list of document.querySelectorAll("[data-sim-refresh]")) {
+    setTimeout(() => window.location.reload(), parseFloat(list.dataset.simRefresh) * 1000);
   }
 });
 
@@ -76,22 +99,16 @@ document.addEventListener("DOMContentLoaded", () => {
     const bar = box.querySelector("progress");
     const done = box.querySelector("[data-progress-done]");
     const total = box.querySelector("[data-progress-total]");
-    const tick = async () => {
-      try {
-        const response = await fetch(box.dataset.poll, {headers: {Accept: "application/json"}});
-        const body = await response.json();
-        // Text and bar come from the same polled value.
-        if (body.progress) {
-          const {done: finished, simulations} = body.progress;
-          if (bar) { bar.max = Math.max(simulations, 1); bar.value = finished; }
-          if (done) done.textContent = String(finished);
-          if (total) total.textContent = String(simulations);
-        }
-        if (body.status !== "computing") { window.location.reload(); return; }
-      } catch (err) { /* keep polling */ }
-      setTimeout(tick, 1000);
-    };
-    setTimeout(tick, 1000);
+    window.hx.poll(box.dataset.poll, (rec) => {
+      // Text and bar come from the same polled value.
+      if (rec.progress) {
+        const {done: finished, simulations} = rec.progress;
+        if (bar) { bar.max = Math.max(simulations, 1); bar.value = finished; }
+        if (done) done.textContent = String(finished);
+        if (total) total.textContent = String(simulations);
+      }
+      return rec.status !== "computing";
+    });
   }
   for (const button of document.querySelectorAll("[data-copy]")) {
     button.addEventListener("click", () => {

@@ -1,4 +1,5 @@
-// Simulation pages: live validation of the run form, progress polling, list refresh.
+// Simulation pages: live validation of the run form, progress of runs and sweeps
+// (polled with hx.poll from static/hxportal/app.js).
 // Static file (the CSP forbids inline scripts); talks to the v1 API with the session.
 "use strict";
 (() => {
@@ -87,21 +88,12 @@
     const bar = box.querySelector("[data-testid=progress]");
     const text = box.querySelector("[data-testid=progress-text]");
     const status = box.querySelector("[data-testid=status]");
-    const tick = async () => {
-      try {
-        const response = await fetch(box.dataset.runUrl, { credentials: "same-origin",
-                                                           headers: { Accept: "application/json" } });
-        if (response.ok) {
-          const run = await response.json();
-          if (bar) bar.value = run.progress;
-          if (text) text.textContent = Math.round(run.progress * 100) + "%";
-          if (status) status.textContent = run.status;
-          if (TERMINAL.has(run.status)) { window.location.reload(); return; }
-        }
-      } catch (e) { /* network hiccup: try again */ }
-      setTimeout(tick, 1000);
-    };
-    setTimeout(tick, 500);
+    window.hx.poll(box.dataset.runUrl, (run) => {
+      if (bar) bar.value = run.progress;
+      if (text) text.textContent = Math.round(run.progress * 100) + "%";
+      if (status) status.textContent = run.status;
+      return TERMINAL.has(run.status);
+    }, { after: 500 });
   }
 
   // A sweep's status in words, from its runs' statuses: the same rule as
@@ -120,46 +112,32 @@
     return "empty (no runs)";
   }
 
+  // The sweep list filtered by id (the light answer, without results), not the detail.
   function pollSweep(box) {
-    const url = box.dataset.sweepUrl.replace(/(\d+)\/$/, "") ;
+    const url = box.dataset.sweepUrl.replace(/(\d+)\/$/, "");
     const id = box.dataset.sweepUrl.match(/(\d+)\/$/)[1];
     const bar = box.querySelector("[data-testid=progress]");
     const text = box.querySelector("[data-testid=progress-text]");
     const status = box.querySelector("[data-testid=status]");
-    let shown = parseInt(box.dataset.done || "0", 10);
-    let lastReload = Date.now();
-    const tick = async () => {
-      try {
-        const response = await fetch(`${url}?id=${id}`, { credentials: "same-origin",
-                                                          headers: { Accept: "application/json" } });
-        if (response.ok) {
-          const sweep = (await response.json()).results[0];
-          if (sweep) {
-            const p = sweep.progress;
-            if (bar) { bar.max = p.total; bar.value = p.done; }
-            if (text) text.textContent = `${p.done}/${p.total} runs done`;
-            if (status) { status.textContent = sweepStatusText(p); status.dataset.status = p.status; }
-            const finished = p.status !== "pending" && p.status !== "running";
-            // Partial results: redraw the page when runs finished, at most every 5 s.
-            if (finished || (p.done !== shown && Date.now() - lastReload > 5000)) {
-              shown = p.done; lastReload = Date.now();
-              window.location.reload();
-              return;
-            }
-          }
-        }
-      } catch (e) { /* try again */ }
-      setTimeout(tick, 1500);
-    };
-    setTimeout(tick, 1000);
+    const shown = parseInt(box.dataset.done || "0", 10);
+    const loaded = Date.now();
+    window.hx.poll(`${url}?id=${id}`, (answer) => {
+      const sweep = answer.results[0];
+      if (!sweep) return false;
+      const p = sweep.progress;
+      if (bar) { bar.max = p.total; bar.value = p.done; }
+      if (text) text.textContent = `${p.done}/${p.total} runs done`;
+      if (status) { status.textContent = sweepStatusText(p); status.dataset.status = p.status; }
+      const finished = p.status !== "pending" && p.status !== "running";
+      // Partial results: redraw the page when runs finished, at most every 5 s.
+      return finished || (p.done !== shown && Date.now() - loaded > 5000);
+    }, { after: 1000, every: 1500 });
   }
 
   document.addEventListener("DOMContentLoaded", () => {
     for (const form of document.querySelectorAll("form[data-validate-url]")) liveValidation(form);
     for (const box of document.querySelectorAll("[data-sim-poll][data-run-url]")) pollRun(box);
     for (const box of document.querySelectorAll("[data-sim-poll][data-sweep-url]")) pollSweep(box);
-    for (const table of document.querySelectorAll("[data-sim-refresh]")) {
-      setTimeout(() => window.location.reload(), parseFloat(table.dataset.simRefresh) * 1000);
-    }
+    // Lists with runs in progress ([data-sim-refresh]) reload: static/hxportal/app.js.
   });
 })();

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from allocation.models import Allocation, Job, Node
 from allocation.services import jobs, machines
 from health.models import BenchmarkResult
 from hxportal import hostlists
+from hxportal.validators import uploaded_text
 
 pytestmark = pytest.mark.django_db
 
@@ -71,6 +73,22 @@ def test_upload_field_errors_sit_next_to_their_fields(client_for, job):
     assert 'data-field="text"' in html and "not valid JSON" in html
     html = client_for("operator").post("/benchmarks/upload/", {}).content.decode()
     assert "Choose a CSV file or paste CSV or JSON." in html
+
+
+def test_upload_refuses_a_file_the_page_and_the_api_alike(client_for, api, job, settings):
+    latin1 = "job,benchmark,node,seconds\n1,stré,n01,1.0\n".encode("latin-1")
+    html = client_for("operator").post("/benchmarks/upload/", {
+        "file": SimpleUploadedFile("b.csv", latin1)}).content.decode()
+    assert 'data-field="file"' in html and "not UTF-8 text" in html
+    response = api("operator").post("/api/v1/benchmarks/", {
+        "file": SimpleUploadedFile("b.csv", latin1)}, format="multipart")
+    assert response.status_code == 400 and response.json()["errors"] == {
+        "file": ["not UTF-8 text"]}
+    assert BenchmarkResult.objects.count() == 0
+    settings.HX_MAX_BODY_BYTES = len(latin1) - 1  # behind the middleware's own body limit
+    with pytest.raises(ValidationError) as refused:
+        uploaded_text(SimpleUploadedFile("b.csv", latin1))
+    assert refused.value.message_dict == {"file": ["larger than the upload limit"]}
 
 
 def test_upload_is_for_operators_and_their_own_jobs(client_for, job):

@@ -77,3 +77,14 @@ def test_compare_page_shows_every_policy_and_highlights_the_best(client, users, 
     assert "must be" not in client.get("/machines/hx/compare/?size=64").content.decode()
     assert "Ensure this value is greater than" in client.get(
         "/machines/hx/compare/?size=0").content.decode()
+
+
+def test_job_list_pages_keep_every_filter(client, users, hx):
+    Job.objects.bulk_create([Job(owner=users["operator"], machine=hx, name="j", node_count=1,
+                                 pattern="unknown", status=status)
+                             for status in ["failed", "cancelled", "completed"] * 20])
+    signed_in(client, users["viewer"])
+    page = client.get("/jobs/?status=failed&status=cancelled").content.decode()
+    assert 'class="pager"' not in page  # 40 jobs: one page, no pager
+    page = client.get("/jobs/?status=failed&status=cancelled&status=completed").content.decode()
+    assert 'href="?status=failed&amp;status=cancelled&amp;status=completed&amp;page=2"' in page

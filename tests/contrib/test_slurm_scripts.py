@@ -28,7 +28,7 @@ from health.models import BenchmarkResult
 from hxportal import services as accounts
 from hxportal.models import TokenScope
 from hxportal.roles import Role
-from recommendations import services as recommendations
+from recommendations import constants as recommendation_constants
 from recommendations.models import Recommendation
 
 SLURM = Path(__file__).resolve().parents[2] / "contrib" / "slurm"
@@ -196,7 +196,7 @@ def test_sbatch_rewrites_the_request_from_the_portal(portal, run, slurm, batch_s
 def test_sbatch_reads_directives_polls_and_accepts(portal, run, slurm, tmp_path,
                                                    monkeypatch):
     """#SBATCH -N/--time and #HX lines; a 202 answer is polled until ready; --accept."""
-    monkeypatch.setattr(recommendations, "DEADLINE_SECONDS", 1)  # the server's own thread
+    monkeypatch.setattr(recommendation_constants, "DEADLINE_SECONDS", 1)  # the server's own thread
     monkeypatch.setattr("recommendations.tasks.predict_policy.apply_async",
                         lambda *a, **k: None)  # no worker: the deadline answers
     script = tmp_path / "job.sh"

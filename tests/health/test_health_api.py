@@ -7,9 +7,9 @@ import json
 import pytest
 
 from allocation.models import Job, Machine
-from health import ingest
 from health import services as health
 from health.models import BenchmarkResult
+from health.services import ingest
 from hxportal import services as accounts
 from hxportal.models import TokenScope
 

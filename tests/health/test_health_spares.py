@@ -252,16 +252,6 @@ def test_select_fastest_job_benchmark_errors(api, machine, users):
     assert BenchmarkResult.objects.count() == 2
 
 
-@pytest.mark.parametrize("names", [
-    ["hx0001", "hx0002", "hx0004"], ["n9", "n10", "n11"], ["a1", "b2"], ["x"], ["n01"],
-    ["n01", "n1"], [f"hx{i:04d}" for i in range(1, 2049, 3)], ["node-a1", "node-a3"],
-])
-def test_fast_compress_matches_hostlists(names):
-    from hxportal import hostlists
-
-    assert health.compress_names(names) == hostlists.compress(names)
-
-
 def test_per_node_spares_avoid_suspects(api, machine, users):
     seed_history(machine, users["operator"])
     run = health.start_estimation(machine)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from ClusterShell.NodeSet import NodeSet
 from hypothesis import given
 from hypothesis import strategies as st
@@ -27,6 +28,16 @@ def test_compress_round_trips(count, width):
     hostnames = [f"hx{i:0{width}d}" for i in range(1, count + 1) if i % 7]
     assert hostlists.expand(hostlists.compress(hostnames)) == sorted(
         hostnames, key=lambda n: int(n[2:]))
+
+
+@pytest.mark.parametrize("hostnames", [
+    ["hx0001", "hx0002", "hx0004"], ["n9", "n10", "n11"], ["a1", "b2"], ["x"], ["n01"],
+    ["n01", "n1"], [f"hx{i:04d}" for i in range(1, 2049, 3)], ["node-a1", "node-a3"],
+    ["hx-r01n001", "hx-r01n002"], ["a.b1", "a.b2"],
+])
+def test_upload_summaries_fold_like_nodeset(hostnames):
+    """The shapes benchmark uploads summarise (they once had a folding of their own)."""
+    assert hostlists.compress(hostnames) == str(NodeSet.fromlist(hostnames))
 
 
 def test_simple_shapes_take_the_fast_path():

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from recommendations import services as recommendations
+from recommendations import constants as recommendation_constants
 from tests.recommendations.test_recommendations import SPARES, ref  # noqa: F401 (fixture)
 from tests.workers import celery_worker, purge_broker, wait_for
 
@@ -38,7 +38,7 @@ def test_first_recommendation_on_a_fresh_worker_is_simulated(tmp_path, api, ref)
             return body if body["status"] != "computing" else None
 
         try:
-            body = wait_for(answered, timeout=recommendations.DEADLINE_SECONDS + 30)
+            body = wait_for(answered, timeout=recommendation_constants.DEADLINE_SECONDS + 30)
         except AssertionError:
             pytest.fail("no answer; worker log:\n" + log_path.read_text()[-4000:])
         elapsed = time.monotonic() - started

@@ -7,9 +7,12 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from allocation.api.serializers.jobs import JobCreateSerializer
 from allocation.models import Allocation, Job
 from allocation.services import jobs, machines
+from recommendations import constants as recommendation_constants
 from recommendations import services as recommendations
+from recommendations.api.serializers import RecommendationRequestSerializer
 from recommendations.models import PolicyPrediction, Recommendation
 from simulation.engine.config import study_message_packets
 
@@ -102,14 +105,14 @@ def test_predictions_use_the_study_routing_and_volume(api, ref):
     assert (config["routing"], config["vc_sets"], config["scenario"]) == (
         "omniwar", "shared", "background")
     assert config["message_packets"] == study_message_packets("all2all", 64) == 16
-    assert len(recommendations.PREDICTION_SEEDS) >= 2
+    assert len(recommendation_constants.PREDICTION_SEEDS) >= 2
 
 
 def test_simulated_ranking_replaces_the_analytic_one(api, ref, monkeypatch):
     """On the half-full reference machine the 64-node all-to-all gets a
     locality-aware policy unless the simulation shows a clear win, and every
     candidate without switch locality says why it was refused or kept."""
-    monkeypatch.setattr(recommendations, "PREDICTION_SEEDS", (0,))  # one seed: test time
+    monkeypatch.setattr(recommendation_constants, "PREDICTION_SEEDS", (0,))  # one seed: test time
     response = ask(api)
     assert response.status_code == 202
     rec_id = response.json()["id"]
@@ -183,3 +186,19 @@ def test_bad_requests_are_400(api, ref, body, field):
     assert response.status_code == 400, response.content
     assert field in response.json()["errors"]
     assert not Recommendation.objects.exists()
+
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("t_cmpt", 0, "must be a finite number > 0"),
+    ("t_comm", -5, "must be finite and >= 0"),
+    ("wall_time", 0, "must be a finite number > 0"),
+])
+def test_jobs_and_recommendations_refuse_times_alike(field, value, message):
+    for serializer in (JobCreateSerializer, RecommendationRequestSerializer):
+        form = serializer(data={field: value}, partial=True)
+        assert not form.is_valid()
+        assert form.errors[field] == [message], serializer.__name__
+    form = RecommendationRequestSerializer(data={"t_bench": 0, "t_comm": 0}, partial=True)
+    assert not form.is_valid()
+    assert form.errors == {"t_bench": ["must be a finite number > 0"]}

@@ -71,6 +71,21 @@ def test_sweep_list_query_count_does_not_grow(client_for, django_assert_max_num_
         assert client.get("/simulation/").status_code == 200
 
 
+def test_run_list_pages_keep_the_filters(client_for):
+    run = services.start_run(TINY)
+    SimulationRun.objects.filter(pk=run.pk).update(status=RunStatus.FAILED)
+    SimulationRun.objects.bulk_create([
+        SimulationRun(config=run.config, engine_version=run.engine_version,
+                      config_hash=run.config_hash, status=RunStatus.FAILED)
+        for _ in range(55)])
+    client = client_for("viewer")
+    first = client.get("/simulation/?status=failed").content.decode()
+    assert 'href="?status=failed&amp;page=2">next</a>' in first and "page 1 of 2" in first
+    second = client.get("/simulation/?status=failed&page=2").content.decode()
+    assert 'href="?status=failed&amp;page=1">previous</a>' in second
+    assert second.count("<tr data-run=") == 6
+
+
 def test_sweep_pages_charts_and_downloads(client_for):
     sweep = services.create_sweep(
         name="mini study", base={**TINY, "ranks": 16},

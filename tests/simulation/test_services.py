@@ -8,8 +8,9 @@ from django.core.exceptions import ValidationError
 
 from hxportal.errors import ConflictError
 from hxportal.models import RunStatus
-from simulation import presets, services, tasks
+from simulation import constants, presets, services, tasks
 from simulation.models import SimulationRun, Sweep
+from simulation.services import runs as simulation_runs
 from tests.simulation.conftest import run_pending
 
 pytestmark = pytest.mark.django_db
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.django_db
     ({"routing": "teleport"}, "routing", "must be one of"),
     ({"rate": 0}, "rate", "(0, 1]"),
     ({"sides": "eight"}, "sides", "not a sequence"),
-    ({"max_cycles": services.MAX_CYCLES + 1}, "max_cycles", "on the portal"),
+    ({"max_cycles": constants.MAX_CYCLES + 1}, "max_cycles", "on the portal"),
     ({"sides": [32, 32], "concentration": 32, "ranks": 64}, "sides", "on the portal"),
     ({"policy": "best"}, "policy", "unknown policy"),
 ])
@@ -35,7 +36,7 @@ def test_bad_configs_name_the_field(config, field, text):
 
 def test_oversized_and_non_object_configs():
     with pytest.raises(ValidationError, match="bytes of JSON"):
-        services.validate_config({"seed": 1, "x": "y" * services.MAX_CONFIG_BYTES})
+        services.validate_config({"seed": 1, "x": "y" * constants.MAX_CONFIG_BYTES})
     with pytest.raises(ValidationError, match="JSON object"):
         services.validate_config([1, 2])
 
@@ -103,7 +104,7 @@ def test_soft_time_limit_fails_the_run_with_timeout(tiny, monkeypatch):
     def slow(*args, **kwargs):
         raise SoftTimeLimitExceeded()
 
-    monkeypatch.setattr(services, "simulate", slow)
+    monkeypatch.setattr(simulation_runs, "simulate", slow)
     run = services.start_run(tiny)
     assert services.execute_run(run.pk) == RunStatus.FAILED
     run.refresh_from_db()
@@ -114,7 +115,7 @@ def test_engine_failure_is_stored(tiny, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("packet conservation violated")
 
-    monkeypatch.setattr(services, "simulate", broken)
+    monkeypatch.setattr(simulation_runs, "simulate", broken)
     run = services.start_run(tiny)
     services.execute_run(run.pk)
     run.refresh_from_db()

@@ -5,7 +5,13 @@ from __future__ import annotations
 from django.db.models import Count, Q
 from rest_framework import serializers
 
-from allocation.layout import LayoutError, validate_shape
+from allocation.layout import (
+    MAX_CONCENTRATION,
+    MAX_DIMENSIONS,
+    MAX_SIDE,
+    LayoutError,
+    validate_shape,
+)
 from allocation.models import Machine, Node, NodeState
 from allocation.models.machines import NAME_VALIDATOR
 from hxportal import hostlists
@@ -14,10 +20,10 @@ from hxportal.api.fields import NameRelatedField
 
 class MachineSerializer(serializers.ModelSerializer):
     sides = serializers.ListField(
-        child=serializers.IntegerField(min_value=1, max_value=4096),
-        min_length=1, max_length=8,
+        child=serializers.IntegerField(min_value=1, max_value=MAX_SIDE),
+        min_length=1, max_length=MAX_DIMENSIONS,
         help_text="Switches per dimension, e.g. [8, 8] or [16, 16, 16].")
-    concentration = serializers.IntegerField(min_value=1, max_value=4096)
+    concentration = serializers.IntegerField(min_value=1, max_value=MAX_CONCENTRATION)
     hostname_pattern = serializers.CharField(
         max_length=128, required=False, allow_blank=True,
         help_text="Python format with {n} (1-based), {i}, {s}, {l}, {d0}..; default NAME{n:0Wd}.")

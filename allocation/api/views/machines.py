@@ -1,4 +1,4 @@
-"""Thin API views: declare roles, serializers and filters; services do the writing."""
+"""Machines and nodes (API). Thin: declare roles, serializers and filters; services write."""
 
 from __future__ import annotations
 
@@ -7,6 +7,12 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from allocation.api.serializers.jobs import (
+    CandidateSerializer,
+    CompareSerializer,
+    ComparisonSerializer,
+    PreviewSerializer,
+)
 from allocation.api.serializers.machines import (
     MachineDetailSerializer,
     MachineSerializer,
@@ -15,12 +21,6 @@ from allocation.api.serializers.machines import (
     NodeSerializer,
     NodeStateChangeResultSerializer,
     NodeStateChangeSerializer,
-)
-from allocation.api.views.jobs import (
-    CandidateSerializer,
-    CompareSerializer,
-    ComparisonSerializer,
-    PreviewSerializer,
 )
 from allocation.filtersets import MachineFilterSet, NodeFilterSet
 from allocation.models import Machine

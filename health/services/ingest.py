@@ -1,6 +1,8 @@
 """Benchmark ingestion: parse, validate and store one upload (JSON or CSV), all or nothing.
 
-Part of the node-health write path (:mod:`health.services` re-exports it).
+Part of the node-health service API: :mod:`health.services` re-exports the public names
+except :func:`ingest` itself (there the name is this module's; callers use
+:func:`ingest_payload` and :func:`ingest_csv`).
 
 Ingestion rules (both JSON and CSV):
 
@@ -30,7 +32,7 @@ import io
 import math
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -41,9 +43,11 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from allocation.models import Job, Machine, Node
+from health import spares
 from health.constants import BENCHMARK_NAME_RE
 from health.models import BenchmarkResult
 from hxportal import hostlists
+from hxportal.batching import LOOKUP_CHUNK, chunks
 
 MAX_ROWS = 200_000
 MAX_SPREAD = 100.0
@@ -51,7 +55,6 @@ MAX_ERRORS = 50
 MAX_FUTURE = timedelta(days=1)
 CSV_COLUMNS = ("job", "benchmark", "node", "seconds")
 CSV_OPTIONAL = ("measured_at",)
-LOOKUP_CHUNK = 900
 INSERT_BATCH = 2000
 
 _BENCHMARK_NAME = re.compile(BENCHMARK_NAME_RE)
@@ -172,10 +175,34 @@ def parse_payload(data: Any) -> list[ParsedRow]:
     errors = ErrorCollector()
     if not isinstance(data, dict):
         raise ValidationError({"non_field_errors": ["expected a JSON object"]})
-    unknown = sorted(set(data) - {"job", "benchmark", "results", "measured_at"})
-    for name in unknown:
-        errors.add(name, "unknown field")
     now = timezone.now()
+    job, benchmark, default_time = _payload_header(data, errors, now)
+    results = data.get("results")
+    if not isinstance(results, list) or not results:
+        errors.add("results", "must be a non-empty list of {node, seconds}")
+        errors.raise_if_any()
+    if len(results) > MAX_ROWS:
+        raise ValidationError({"results": [f"{len(results)} rows; at most {MAX_ROWS} per upload"]})
+    rows: list[ParsedRow] = []
+    job_ref = job.strip() if isinstance(job, str) else job
+    for i, item in enumerate(results):
+        if errors.full:
+            break
+        label = f"results[{i}]"
+        if (result := _payload_result(label, item, errors, now)) is not None:
+            node, seconds, measured_at = result
+            rows.append(ParsedRow(label, job_ref, benchmark, node, seconds,
+                                  measured_at or default_time))
+    errors.raise_if_any()
+    return rows
+
+
+def _payload_header(data: dict[str, Any], errors: ErrorCollector,
+                    now: datetime) -> tuple[Any, Any, datetime | None]:
+    """Check the upload's own fields: ``job``, ``benchmark``, the default ``measured_at``
+    (and no unknown ones); returns them as given, the time parsed."""
+    for name in sorted(set(data) - {"job", "benchmark", "results", "measured_at"}):
+        errors.add(name, "unknown field")
     job = data.get("job")
     if job is None:
         errors.add("job", "is required")
@@ -189,36 +216,28 @@ def parse_payload(data: Any) -> list[ParsedRow]:
     default_time, problem = _parse_measured_at(data.get("measured_at"), now)
     if problem:
         errors.add("measured_at", problem)
-    results = data.get("results")
-    if not isinstance(results, list) or not results:
-        errors.add("results", "must be a non-empty list of {node, seconds}")
-        errors.raise_if_any()
-    if len(results) > MAX_ROWS:
-        raise ValidationError({"results": [f"{len(results)} rows; at most {MAX_ROWS} per upload"]})
-    rows: list[ParsedRow] = []
-    job_ref = job.strip() if isinstance(job, str) else job
-    for i, item in enumerate(results):
-        if errors.full:
-            break
-        label = f"results[{i}]"
-        if not isinstance(item, dict):
-            errors.add(label, "must be an object {node, seconds[, measured_at]}")
-            continue
-        for name in sorted(set(item) - {"node", "seconds", "measured_at"}):
-            errors.add(f"{label}.{name}", "unknown field")
-        node = item.get("node")
-        if problem := check_node(node):
-            errors.add(f"{label}.node", problem)
-        seconds, problem = check_seconds(item.get("seconds"))
-        if problem:
-            errors.add(f"{label}.seconds", problem)
-        measured_at, problem = _parse_measured_at(item.get("measured_at"), now)
-        if problem:
-            errors.add(f"{label}.measured_at", problem)
-        rows.append(ParsedRow(label, job_ref, benchmark, node, seconds or 0.0,
-                              measured_at or default_time))
-    errors.raise_if_any()
-    return rows
+    return job, benchmark, default_time
+
+
+def _payload_result(label: str, item: Any, errors: ErrorCollector, now: datetime
+                    ) -> tuple[Any, float, datetime | None] | None:
+    """Check one entry of ``results``: ``(node, seconds, measured_at)``, seconds 0.0 when
+    refused; None when the entry is not an object at all."""
+    if not isinstance(item, dict):
+        errors.add(label, "must be an object {node, seconds[, measured_at]}")
+        return None
+    for name in sorted(set(item) - {"node", "seconds", "measured_at"}):
+        errors.add(f"{label}.{name}", "unknown field")
+    node = item.get("node")
+    if problem := check_node(node):
+        errors.add(f"{label}.node", problem)
+    seconds, problem = check_seconds(item.get("seconds"))
+    if problem:
+        errors.add(f"{label}.seconds", problem)
+    measured_at, problem = _parse_measured_at(item.get("measured_at"), now)
+    if problem:
+        errors.add(f"{label}.measured_at", problem)
+    return node, seconds or 0.0, measured_at
 
 
 def parse_csv(text: str, max_rows: int | None = None) -> list[ParsedRow]:
@@ -230,18 +249,7 @@ def parse_csv(text: str, max_rows: int | None = None) -> list[ParsedRow]:
     limit = MAX_ROWS if max_rows is None else max_rows
     errors = ErrorCollector()
     reader = csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=""))
-    try:
-        header = [h.strip().lower() for h in next(reader)]
-    except StopIteration:
-        raise ValidationError({"row 1, header": ["the CSV is empty"]}) from None
-    except csv.Error as exc:
-        raise ValidationError({"row 1, header": [f"not CSV: {exc}"]}) from None
-    allowed = [list(CSV_COLUMNS), [*CSV_COLUMNS, *CSV_OPTIONAL]]
-    if header not in allowed:
-        raise ValidationError({"row 1, header": [
-            f"expected {','.join(CSV_COLUMNS)}[,{','.join(CSV_OPTIONAL)}], "
-            f"got {','.join(header)[:200]}"]})
-    width = len(header)
+    width = _csv_width(reader)
     now = timezone.now()
     rows: list[ParsedRow] = []
     try:
@@ -253,31 +261,54 @@ def parse_csv(text: str, max_rows: int | None = None) -> list[ParsedRow]:
             label = f"row {number}"
             if len(rows) >= limit:
                 raise ValidationError({label: [f"more than {limit} rows; split the upload"]})
-            if len(cells) != width:
-                errors.add(label, f"has {len(cells)} cells, expected {width}")
-                continue
-            job, benchmark, node, seconds_text = (c.strip() for c in cells[:4])
-            if problem := _check_job(job):
-                errors.add(f"{label}, job", problem)
-            if problem := check_benchmark(benchmark):
-                errors.add(f"{label}, benchmark", problem)
-            if problem := check_node(node):
-                errors.add(f"{label}, node", problem)
-            seconds, problem = _parse_seconds_text(seconds_text)
-            if problem:
-                errors.add(f"{label}, seconds", problem)
-            measured_at = None
-            if width == 5:
-                measured_at, problem = _parse_measured_at(cells[4], now)
-                if problem:
-                    errors.add(f"{label}, measured_at", problem)
-            rows.append(ParsedRow(label, job, benchmark, node, seconds or 0.0, measured_at))
+            if (row := _csv_row(label, cells, width, errors, now)) is not None:
+                rows.append(row)
     except csv.Error as exc:
         errors.add(f"row {reader.line_num}", f"not valid CSV: {exc}")
     if not rows and not errors.errors:
         errors.add("row 2", "the CSV has a header but no rows")
     errors.raise_if_any()
     return rows
+
+
+def _csv_width(reader: Iterator[list[str]]) -> int:
+    """Read and check the header row; the number of cells every row must have."""
+    try:
+        header = [h.strip().lower() for h in next(reader)]
+    except StopIteration:
+        raise ValidationError({"row 1, header": ["the CSV is empty"]}) from None
+    except csv.Error as exc:
+        raise ValidationError({"row 1, header": [f"not CSV: {exc}"]}) from None
+    allowed = [list(CSV_COLUMNS), [*CSV_COLUMNS, *CSV_OPTIONAL]]
+    if header not in allowed:
+        raise ValidationError({"row 1, header": [
+            f"expected {','.join(CSV_COLUMNS)}[,{','.join(CSV_OPTIONAL)}], "
+            f"got {','.join(header)[:200]}"]})
+    return len(header)
+
+
+def _csv_row(label: str, cells: list[str], width: int, errors: ErrorCollector,
+             now: datetime) -> ParsedRow | None:
+    """Check one data row (seconds 0.0 when refused); None when it has the wrong width."""
+    if len(cells) != width:
+        errors.add(label, f"has {len(cells)} cells, expected {width}")
+        return None
+    job, benchmark, node, seconds_text = (c.strip() for c in cells[:4])
+    if problem := _check_job(job):
+        errors.add(f"{label}, job", problem)
+    if problem := check_benchmark(benchmark):
+        errors.add(f"{label}, benchmark", problem)
+    if problem := check_node(node):
+        errors.add(f"{label}, node", problem)
+    seconds, problem = _parse_seconds_text(seconds_text)
+    if problem:
+        errors.add(f"{label}, seconds", problem)
+    measured_at = None
+    if width == 5:
+        measured_at, problem = _parse_measured_at(cells[4], now)
+        if problem:
+            errors.add(f"{label}, measured_at", problem)
+    return ParsedRow(label, job, benchmark, node, seconds or 0.0, measured_at)
 
 
 def check_units(rows: Sequence[ParsedRow]) -> None:
@@ -287,9 +318,7 @@ def check_units(rows: Sequence[ParsedRow]) -> None:
         by_benchmark[row.benchmark].append(row)
     errors = ErrorCollector()
     for name, group in by_benchmark.items():
-        values = sorted(r.seconds for r in group)
-        m = len(values)
-        median = 0.5 * (values[(m - 1) // 2] + values[m // 2])
+        median = spares.median(r.seconds for r in group)
         low, high = median / MAX_SPREAD, median * MAX_SPREAD
         for row in group:
             if not low <= row.seconds <= high:
@@ -305,11 +334,6 @@ def check_units(rows: Sequence[ParsedRow]) -> None:
 # Ingestion
 
 
-def _chunks(items: Sequence, size: int = LOOKUP_CHUNK):
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
-
-
 def resolve_job(ref: str | int, field_name: str = "job") -> Job:
     """The job named by a portal id (int) or an external id (str, digits fall back to id)."""
     found = _resolve_jobs({ref})
@@ -322,11 +346,7 @@ def resolve_job(ref: str | int, field_name: str = "job") -> Job:
 def _resolve_jobs(refs: set) -> dict[Any, Job | str]:
     """Map each reference to its job, or to the reason it names none."""
     out: dict[Any, Job | str] = {}
-    text_refs = sorted(r for r in refs if isinstance(r, str))
-    by_external: dict[str, list[Job]] = defaultdict(list)
-    for chunk in _chunks(text_refs):
-        for job in Job.objects.filter(external_id__in=chunk).select_related("machine", "owner"):
-            by_external[job.external_id].append(job)
+    by_external = _jobs_by_external_id(sorted(r for r in refs if isinstance(r, str)))
     ids: dict[int, list] = defaultdict(list)
     for ref in refs:
         if isinstance(ref, int):
@@ -340,15 +360,29 @@ def _resolve_jobs(refs: set) -> dict[Any, Job | str]:
             ids[int(ref)].append(ref)
         else:
             out[ref] = f"no job with id or external id {ref!r}"
-    id_list = sorted(ids)
-    found: dict[int, Job] = {}
-    for chunk in _chunks(id_list):
-        found.update((j.pk, j) for j in Job.objects.filter(pk__in=chunk).select_related(
-            "machine", "owner"))
+    found = _jobs_by_id(sorted(ids))
     for pk, original_refs in ids.items():
         for ref in original_refs:
             out[ref] = found.get(pk) or f"no job with id or external id {ref!r}"
     return out
+
+
+def _jobs_by_external_id(external_ids: list[str]) -> dict[str, list[Job]]:
+    """The jobs of each external id (several when it is ambiguous)."""
+    by_external: dict[str, list[Job]] = defaultdict(list)
+    for chunk in chunks(external_ids, LOOKUP_CHUNK):
+        for job in Job.objects.filter(external_id__in=chunk).select_related("machine", "owner"):
+            by_external[job.external_id].append(job)
+    return by_external
+
+
+def _jobs_by_id(ids: list[int]) -> dict[int, Job]:
+    """The jobs of these portal ids that exist."""
+    found: dict[int, Job] = {}
+    for chunk in chunks(ids, LOOKUP_CHUNK):
+        found.update((j.pk, j) for j in Job.objects.filter(pk__in=chunk).select_related(
+            "machine", "owner"))
+    return found
 
 
 def _node_ids(machine: Machine, names: set[str]) -> dict[str, int]:
@@ -357,38 +391,6 @@ def _node_ids(machine: Machine, names: set[str]) -> dict[str, int]:
     if len(names) <= LOOKUP_CHUNK:
         query = query.filter(hostname__in=names)
     return {h: pk for h, pk in query.values_list("hostname", "id") if h in names}
-
-
-_TRAILING_DIGITS = re.compile(r"^(.*?)(\d+)\Z")
-
-
-def compress_names(names: Sequence[str]) -> str:
-    """``hostlists.compress`` with a fast path for one prefix and one digit width.
-
-    NodeSet parses every name (about 15 us each), which dominated a 100,000-row
-    upload's summary; the common cluster naming (``hx0001``) folds in a loop.
-    """
-    matches = [_TRAILING_DIGITS.match(n) for n in names]
-    if not names or not all(matches):
-        return hostlists.compress(names)
-    prefixes = {m.group(1) for m in matches}
-    widths = {len(m.group(2)) for m in matches}
-    if len(prefixes) != 1 or len(widths) != 1 or len(names) == 1:
-        return hostlists.compress(names)
-    prefix, width = prefixes.pop(), widths.pop()
-    numbers = sorted({int(m.group(2)) for m in matches})
-    if len(numbers) == 1:
-        return f"{prefix}{numbers[0]:0{width}d}"
-    parts, start, prev = [], numbers[0], numbers[0]
-    for number in [*numbers[1:], None]:
-        if number is not None and number == prev + 1:
-            prev = number
-            continue
-        parts.append(f"{start:0{width}d}" if start == prev else
-                     f"{start:0{width}d}-{prev:0{width}d}")
-        if number is not None:
-            start = prev = number
-    return f"{prefix}[{','.join(parts)}]"
 
 
 _INSERT_FIELDS = ("machine", "job", "node", "benchmark", "seconds", "measured_at", "created_at")
@@ -408,7 +410,7 @@ def _bulk_insert(rows: list[tuple]) -> None:
     sql = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({marks})"  # noqa: S608 - names from the model  # nosec B608 - table and column names come from the model
     with connection.cursor() as cursor:
         if connection.vendor != "postgresql":
-            for chunk in _chunks(rows, INSERT_BATCH):
+            for chunk in chunks(rows, INSERT_BATCH):
                 cursor.executemany(sql, chunk)
             return
         # PostgreSQL: COPY, because Django's client-side-binding cursor re-splits
@@ -443,14 +445,19 @@ def ingest(rows: Sequence[ParsedRow], owner: Any = None) -> IngestResult:
     check_units(rows)
     errors = ErrorCollector()
     jobs = _resolve_jobs({r.job for r in rows})
-    by_machine: dict[int, set[str]] = defaultdict(set)
-    machines: dict[int, Machine] = {}
-    for row in rows:
-        job = jobs[row.job]
-        if isinstance(job, Job):
-            by_machine[job.machine_id].add(row.node)
-            machines[job.machine_id] = job.machine
-    node_ids = {mid: _node_ids(machines[mid], names) for mid, names in by_machine.items()}
+    objects, groups = _rows_to_insert(rows, jobs, owner, errors)
+    errors.raise_if_any()
+    replaced = _replace_stored(groups, objects)
+    return IngestResult(stored=len(objects), replaced=replaced,
+                        groups=_group_summary(groups, jobs))
+
+
+def _rows_to_insert(rows: Sequence[ParsedRow], jobs: dict[Any, Job | str], owner: Any,
+                    errors: ErrorCollector
+                    ) -> tuple[list[tuple], dict[tuple[int, str], list[str]]]:
+    """The insert values of the rows that can be stored (the others leave an error),
+    and the node names of each (job id, benchmark) they store."""
+    node_ids = _node_ids_by_machine(rows, jobs)
     now = timezone.now()
     seen: dict[tuple[int, int, str], str] = {}
     adapt = connection.ops.adapt_datetimefield_value
@@ -462,35 +469,65 @@ def ingest(rows: Sequence[ParsedRow], owner: Any = None) -> IngestResult:
         if errors.full:
             break
         job = jobs[row.job]
-        if not isinstance(job, Job):
-            if (key := _job_key(row)) not in errors.errors:
-                errors.add(key, job)
-            continue
-        if owner is not None and job.owner_id != owner.pk:
-            if (key := _job_key(row)) not in errors.errors:
-                errors.add(key, (f"job {job.pk} is {job.owner.username}'s; only its owner, an "
-                                 "admin or a benchmark-scoped token may upload for it"))
-            continue
-        node_id = node_ids[job.machine_id].get(row.node)
+        node_id = _node_id_to_store(row, job, owner, node_ids, seen, errors)
         if node_id is None:
-            errors.add(_key(row.label, "node"), (
-                f"{row.node} is not a node of machine {job.machine.name} "
-                f"(the machine of job {job.pk})"))
             continue
-        key = (job.pk, node_id, row.benchmark)
-        if key in seen:
-            errors.add(_key(row.label, "node"), (
-                f"{row.node} already has a {row.benchmark} time for job {job.pk} "
-                f"({seen[key]})"))
-            continue
-        seen[key] = row.label
         groups[(job.pk, row.benchmark)].append(row.node)
         measured = row.measured_at or now
         if measured not in adapted:
             adapted[measured] = adapt(measured)
         objects.append((job.machine_id, job.pk, node_id, row.benchmark, row.seconds,
                         adapted[measured], created))
-    errors.raise_if_any()
+    return objects, groups
+
+
+def _node_ids_by_machine(rows: Sequence[ParsedRow],
+                         jobs: dict[Any, Job | str]) -> dict[int, dict[str, int]]:
+    """Per machine of the rows' jobs, hostname -> node id of the nodes the rows name."""
+    by_machine: dict[int, set[str]] = defaultdict(set)
+    machines: dict[int, Machine] = {}
+    for row in rows:
+        job = jobs[row.job]
+        if isinstance(job, Job):
+            by_machine[job.machine_id].add(row.node)
+            machines[job.machine_id] = job.machine
+    return {mid: _node_ids(machines[mid], names) for mid, names in by_machine.items()}
+
+
+def _node_id_to_store(row: ParsedRow, job: Job | str, owner: Any,
+                      node_ids: dict[int, dict[str, int]],
+                      seen: dict[tuple[int, int, str], str],
+                      errors: ErrorCollector) -> int | None:
+    """The id of the row's node if the row may be stored; else None and the reason in
+    ``errors``. ``seen`` remembers the rows taken, to refuse a node twice."""
+    if not isinstance(job, Job):
+        if (key := _job_key(row)) not in errors.errors:
+            errors.add(key, job)
+        return None
+    if owner is not None and job.owner_id != owner.pk:
+        if (key := _job_key(row)) not in errors.errors:
+            errors.add(key, (f"job {job.pk} is {job.owner.username}'s; only its owner, an "
+                             "admin or a benchmark-scoped token may upload for it"))
+        return None
+    node_id = node_ids[job.machine_id].get(row.node)
+    if node_id is None:
+        errors.add(_key(row.label, "node"), (
+            f"{row.node} is not a node of machine {job.machine.name} "
+            f"(the machine of job {job.pk})"))
+        return None
+    key = (job.pk, node_id, row.benchmark)
+    if key in seen:
+        errors.add(_key(row.label, "node"), (
+            f"{row.node} already has a {row.benchmark} time for job {job.pk} "
+            f"({seen[key]})"))
+        return None
+    seen[key] = row.label
+    return node_id
+
+
+def _replace_stored(groups: dict[tuple[int, str], list[str]], objects: list[tuple]) -> int:
+    """Delete what the (job, benchmark) groups had stored and insert ``objects``, in one
+    transaction; the number of rows deleted."""
     job_ids_by_benchmark: dict[str, list[int]] = defaultdict(list)
     for job_id, benchmark in groups:
         job_ids_by_benchmark[benchmark].append(job_id)
@@ -502,17 +539,22 @@ def ingest(rows: Sequence[ParsedRow], owner: Any = None) -> IngestResult:
             pk__in=sorted({job_id for job_id, _ in groups})).order_by("pk").values_list(
             "pk", flat=True))
         for benchmark, job_ids in job_ids_by_benchmark.items():
-            for chunk in _chunks(sorted(job_ids)):
+            for chunk in chunks(sorted(job_ids), LOOKUP_CHUNK):
                 replaced += BenchmarkResult.objects.filter(
                     benchmark=benchmark, job_id__in=chunk).delete()[0]
         _bulk_insert(objects)
+    return replaced
+
+
+def _group_summary(groups: dict[tuple[int, str], list[str]],
+                   jobs: dict[Any, Job | str]) -> list[dict[str, Any]]:
+    """One line per (job, benchmark) stored: the job, its machine and the nodes."""
     job_by_id = {j.pk: j for j in jobs.values() if isinstance(j, Job)}
-    summary = [
+    return [
         {"job": job_id, "external_id": job_by_id[job_id].external_id,
          "machine": job_by_id[job_id].machine.name, "benchmark": benchmark,
-         "count": len(names), "nodes": compress_names(names)}
+         "count": len(names), "nodes": hostlists.compress(names)}
         for (job_id, benchmark), names in groups.items()]
-    return IngestResult(stored=len(objects), replaced=replaced, groups=summary)
 
 
 def ingest_payload(data: Any, owner: Any = None) -> IngestResult:

@@ -1,0 +1,104 @@
+"""The node-health service API: what views, the API, commands, tasks and other apps call.
+
+Callers import the package (``from health import services as health``) and use the
+names in ``__all__``; the modules behind it are split by topic and may move:
+
+* :mod:`.ingest` - benchmark uploads (JSON or CSV): parse, validate, store (its
+  ``ingest`` function is not re-exported: the name is the module's);
+* :mod:`.estimation` - estimation runs (``p_abn``, ``alpha_abn``, ``t_bench``);
+* :mod:`.spares` - the spare recommendation and selecting a job's fastest nodes;
+* :mod:`.suspects` - per-node health, node histories and drains.
+
+The maths lives in the pure core :mod:`health.spares`; node states and hostlists
+come from :mod:`allocation.services.machines`.
+"""
+
+from __future__ import annotations
+
+from health.services.estimation import (
+    estimate_history,
+    estimate_work,
+    latest_estimate,
+    start_all_estimations,
+    start_estimation,
+    store_estimates,
+)
+from health.services.ingest import (
+    MAX_ROWS,
+    ErrorCollector,
+    IngestResult,
+    ParsedRow,
+    check_benchmark,
+    check_node,
+    check_seconds,
+    check_units,
+    ingest_csv,
+    ingest_payload,
+    parse_csv,
+    parse_payload,
+    resolve_job,
+)
+from health.services.spares import (
+    MAX_CURVE_POINTS,
+    MAX_N_NODE,
+    job_benchmarks,
+    job_times,
+    recommend,
+    record_selection,
+    select_fastest,
+)
+from health.services.suspects import (
+    DRAIN_FACTOR,
+    DRAIN_PROBABILITY,
+    MachineHealth,
+    benchmarks_of,
+    drain_reason,
+    drain_suspect,
+    drain_suspect_preview,
+    machine_health,
+    machines_health,
+    node_history,
+    suspicion_level,
+)
+from health.spares import median
+
+__all__ = [
+    "DRAIN_FACTOR",
+    "DRAIN_PROBABILITY",
+    "MAX_CURVE_POINTS",
+    "MAX_N_NODE",
+    "MAX_ROWS",
+    "ErrorCollector",
+    "IngestResult",
+    "MachineHealth",
+    "ParsedRow",
+    "benchmarks_of",
+    "check_benchmark",
+    "check_node",
+    "check_seconds",
+    "check_units",
+    "drain_reason",
+    "drain_suspect",
+    "drain_suspect_preview",
+    "estimate_history",
+    "estimate_work",
+    "ingest_csv",
+    "ingest_payload",
+    "job_benchmarks",
+    "job_times",
+    "latest_estimate",
+    "machine_health",
+    "machines_health",
+    "median",
+    "node_history",
+    "parse_csv",
+    "parse_payload",
+    "recommend",
+    "record_selection",
+    "resolve_job",
+    "select_fastest",
+    "start_all_estimations",
+    "start_estimation",
+    "store_estimates",
+    "suspicion_level",
+]

@@ -1,0 +1,299 @@
+"""Spare nodes: how many to add to a job (the cost model of :mod:`health.spares`, with
+parameters given or from the machine's latest estimate), and which of a job's nodes
+to keep once each has run the benchmark."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from allocation.layout import MAX_NODES
+from allocation.models import Allocation, AllocationRole, Job, Machine, Node, NodeState
+from health import spares
+from health.models import Estimate
+from health.services.estimation import latest_estimate
+from health.services.ingest import ErrorCollector, check_node, check_seconds
+from health.services.suspects import machine_health
+from hxportal import hostlists
+
+MAX_CURVE_POINTS = 2000
+#: The largest job the calculator takes: the largest machine the portal builds.
+MAX_N_NODE = MAX_NODES
+
+# --------------------------------------------------------------------------
+# Spare recommendation
+
+_SPARE_FIELDS = {"n_node", "n_spare", "p_abn", "alpha_abn", "t_bench", "t_cmpt", "t_comm",
+                 "wall_time", "compute_fraction", "max_curve_points"}
+
+
+def _core_error(exc: ValueError) -> ValidationError:
+    """The core's ``ValueError`` as a 400 under the field its message starts with."""
+    message = str(exc)
+    first = message.split(" ", 1)[0]
+    if first == "alpha_abn" or first in _SPARE_FIELDS:
+        return ValidationError({first: [message]})
+    return ValidationError({"non_field_errors": [message]})
+
+
+def recommend(*, n_node: int, t_cmpt: float | None = None, t_comm: float | None = None,
+              wall_time: float | None = None, compute_fraction: float | None = None,
+              machine: Machine | None = None, benchmark: str = "",
+              p_abn: float | None = None, alpha_abn: float | None = None,
+              t_bench: float | None = None, per_node: bool = False,
+              max_curve_points: int = MAX_CURVE_POINTS) -> dict[str, Any]:
+    """The spare recommendation, with parameters given or from the machine's latest estimate.
+
+    Give ``t_cmpt`` (and optionally ``t_comm``, default 0) or ``wall_time`` (and
+    optionally ``compute_fraction``, default ``DEFAULT_COMPUTE_FRACTION``).
+    Parameters not given explicitly come from the latest estimate of ``machine``
+    (of ``benchmark`` when given). The curve holds at most ``max_curve_points``.
+
+    ``per_node``: every free node of ``machine`` (up, not allocated) gets its own
+    ``p_i``, the posterior mean from its benchmark history (nodes without
+    history get ``p_abn``); the least suspicious nodes are chosen first and the
+    answer names them (``chosen``, a hostlist of ``n_total`` nodes).
+    """
+    if per_node and machine is None:
+        raise ValidationError({"per_node": ["needs a machine"]})
+    _check_job_size_and_times(n_node, t_cmpt, t_comm, wall_time, compute_fraction)
+    t_cmpt, t_comm = _compute_and_communication_times(t_cmpt, t_comm, wall_time,
+                                                      compute_fraction)
+    given = {"p_abn": p_abn, "alpha_abn": alpha_abn, "t_bench": t_bench}
+    parameters, estimate = _model_parameters(given, machine, benchmark)
+    chosen = None
+    try:
+        params = spares.SpareParameters(**parameters)
+        if per_node:
+            rec, chosen = _recommend_for_free_nodes(
+                machine, estimate.benchmark if estimate else benchmark, params, n_node,
+                t_cmpt, t_comm, max_curve_points)
+        else:
+            rec = spares.recommend_spares(n_node, params, t_cmpt=t_cmpt, t_comm=t_comm,
+                                          max_curve_points=max_curve_points)
+    except ValueError as exc:
+        raise _core_error(exc) from exc
+    out = rec.as_dict()
+    out.pop("chosen", None)
+    out.update(per_node=per_node, chosen=chosen, **_curve_description(rec, n_node),
+               parameters_source=_parameters_source(given, estimate),
+               estimate=_estimate_description(estimate, machine))
+    return out
+
+
+def _check_job_size_and_times(n_node: Any, t_cmpt: float | None, t_comm: float | None,
+                              wall_time: float | None,
+                              compute_fraction: float | None) -> None:
+    """Refuse a job size out of range and a mix of the two ways to give its times."""
+    if isinstance(n_node, bool) or not isinstance(n_node, int) or not 1 <= n_node <= MAX_N_NODE:
+        raise ValidationError({"n_node": [f"must be an integer in 1..{MAX_N_NODE}"]})
+    if wall_time is not None and (t_cmpt is not None or t_comm is not None):
+        raise ValidationError({"wall_time": ["give either wall_time or t_cmpt/t_comm"]})
+    if wall_time is None and t_cmpt is None:
+        raise ValidationError({"t_cmpt": ["give t_cmpt (and t_comm) or wall_time"]})
+    if compute_fraction is not None and wall_time is None:
+        raise ValidationError({"compute_fraction": ["only applies with wall_time"]})
+
+
+def _compute_and_communication_times(t_cmpt: float | None, t_comm: float | None,
+                                     wall_time: float | None,
+                                     compute_fraction: float | None) -> tuple[float, float]:
+    """``(t_cmpt, t_comm)`` as given, or from the wall time (then ``t_comm = 0``)."""
+    try:
+        if wall_time is not None:
+            fraction = (spares.DEFAULT_COMPUTE_FRACTION if compute_fraction is None
+                        else compute_fraction)
+            return spares.t_cmpt_from_wall(wall_time, fraction), 0.0
+    except ValueError as exc:
+        raise _core_error(exc) from exc
+    return t_cmpt, 0.0 if t_comm is None else t_comm
+
+
+def _model_parameters(given: dict[str, float | None], machine: Machine | None,
+                      benchmark: str) -> tuple[dict[str, Any], Estimate | None]:
+    """``p_abn``, ``alpha_abn`` and ``t_bench``: those given, the others from the
+    machine's latest estimate (which is returned too; None when none was needed)."""
+    missing = [name for name, value in given.items() if value is None]
+    if not missing:
+        return dict(given), None
+    if machine is None:
+        raise ValidationError({name: ["give it, or a machine with a stored estimate"]
+                               for name in missing})
+    estimate = latest_estimate(machine, benchmark)
+    if estimate is None:
+        raise ValidationError({"machine": [
+            f"machine {machine.name} has no estimate"
+            + (f" for benchmark {benchmark!r}" if benchmark else "")
+            + f"; run an estimation or give {', '.join(missing)}"]})
+    parameters = {name: getattr(estimate, name) if value is None else value
+                  for name, value in given.items()}
+    if parameters["alpha_abn"] is None:
+        raise ValidationError({"alpha_abn": [
+            "the latest estimate saw no abnormal run, so it has no alpha_abn; give one"]})
+    return parameters, estimate
+
+
+def _recommend_for_free_nodes(machine: Machine, benchmark: str,
+                              params: spares.SpareParameters, n_node: int, t_cmpt: float,
+                              t_comm: float, max_curve_points: int
+                              ) -> tuple[spares.SpareRecommendation, str]:
+    """The per-node recommendation over the machine's free nodes, and the hostlist of
+    the nodes it chose."""
+    names, node_p = _free_node_probabilities(machine, benchmark, params.p_abn)
+    if len(names) < n_node:
+        raise ValidationError({"n_node": [
+            f"machine {machine.name} has only {len(names)} free nodes"]})
+    rec = spares.recommend_spares_for_nodes(
+        node_p, n_node, params.alpha_abn, params.t_bench, t_cmpt=t_cmpt,
+        t_comm=t_comm, max_curve_points=max_curve_points)
+    return rec, hostlists.compress([names[i] for i in rec.chosen or ()])
+
+
+def _free_node_probabilities(machine: Machine, benchmark: str, default_p: float
+                             ) -> tuple[list[str], list[float]]:
+    """Hostnames of the machine's free nodes and each one's posterior ``p_i``."""
+    # Not ``exclude(allocations__released_at__isnull=True)``: through the LEFT
+    # JOIN that also drops nodes that never had an allocation.
+    held = Allocation.objects.filter(node__machine=machine, released_at__isnull=True)
+    names = list(Node.objects.filter(machine=machine, state=NodeState.UP)
+                 .exclude(pk__in=held.values("node_id"))
+                 .order_by("index").values_list("hostname", flat=True))
+    posterior = {s.node: s.p_posterior
+                 for s in machine_health(machine, benchmark).suspicion}
+    return names, [posterior.get(name, default_p) for name in names]
+
+
+def _curve_description(rec: spares.SpareRecommendation, n_node: int) -> dict[str, Any]:
+    """How many points the cost curve has and whether it was downsampled."""
+    points = len(rec.curve_n_spare)
+    last = rec.curve_n_spare[-1] if rec.curve_n_spare else n_node
+    evaluated = last + 1
+    return {
+        "curve_points": points,
+        "curve_downsampled": points < evaluated,
+        "curve_note": (f"every N_spare from 0 to {last}" if points == evaluated
+                       else f"downsampled to {points} evenly spread points of "
+                            f"0..{last} (the optimum is exact and always included)"),
+    }
+
+
+def _parameters_source(given: dict[str, float | None], estimate: Estimate | None) -> str:
+    """Where the model parameters came from: explicit, estimate or both."""
+    if estimate is None:
+        return "explicit"
+    return "estimate" if all(value is None for value in given.values()) else "estimate+explicit"
+
+
+def _estimate_description(estimate: Estimate | None,
+                          machine: Machine | None) -> dict[str, Any] | None:
+    """The estimate the parameters came from (one of ``machine``), as the answer cites it."""
+    if estimate is None or machine is None:
+        return None
+    return {"id": estimate.pk, "machine": machine.name,
+            "benchmark": estimate.benchmark, "created_at": estimate.created_at.isoformat(),
+            "runs": estimate.runs, "window_start": estimate.window_start.isoformat(),
+            "window_end": estimate.window_end.isoformat()}
+
+
+# --------------------------------------------------------------------------
+# Selecting the fastest nodes of a job
+
+
+def select_fastest(*, n_node: int | None = None, times: dict[str, Any] | None = None,
+                   job: Job | None = None, benchmark: str = "",
+                   abnormal_threshold: float | None = None) -> dict[str, Any]:
+    """Keep the ``n_node`` fastest nodes from given times or a job's stored results."""
+    if (times is None) == (job is None):
+        raise ValidationError({"times": ["give either times or a job"]})
+    if job is not None:
+        benchmark = _job_benchmark(job, benchmark)
+        times = dict(job.benchmark_results.filter(benchmark=benchmark)
+                     .values_list("node__hostname", "seconds"))
+        n_node = job.node_count if n_node is None else n_node
+    _check_times(times)
+    _check_nodes_to_keep(n_node, len(times))
+    try:
+        sel = spares.select_fastest(times, n_node, abnormal_threshold)
+    except ValueError as exc:
+        raise ValidationError({"abnormal_threshold": [str(exc)]}) from exc
+    return {
+        "job": None if job is None else job.pk, "benchmark": benchmark or None,
+        "n_node": n_node, "n_spare": len(sel.dropped),
+        "keep": hostlists.compress(sel.keep), "dropped": hostlists.compress(sel.dropped),
+        "abnormal": hostlists.compress(sel.abnormal),
+        "abnormal_kept": hostlists.compress(sel.abnormal_kept),
+        "median": sel.median, "ratio_threshold": sel.ratio_threshold, "rule": sel.rule,
+    }
+
+
+def _job_benchmark(job: Job, benchmark: str) -> str:
+    """The benchmark of the job's stored results to select on: the one named, or the
+    job's only one."""
+    names = job_benchmarks(job)
+    if not names:
+        raise ValidationError({"job": [f"job {job.pk} has no stored benchmark results"]})
+    if not benchmark:
+        if len(names) > 1:
+            raise ValidationError({"benchmark": [
+                f"job {job.pk} has several benchmarks ({', '.join(names)}); name one"]})
+        return names[0]
+    if benchmark not in names:
+        raise ValidationError({"benchmark": [
+            f"job {job.pk} has no {benchmark!r} results (has: {', '.join(names)})"]})
+    return benchmark
+
+
+def _check_times(times: Any) -> None:
+    """Refuse anything but ``{hostname: positive seconds}``, naming each bad entry."""
+    if not isinstance(times, dict) or not times:
+        raise ValidationError({"times": ["must be a non-empty object {node: seconds}"]})
+    errors = ErrorCollector()
+    for name, value in times.items():
+        if problem := check_node(name):
+            errors.add(f"times.{name}"[:80], problem)
+        _, problem = check_seconds(value)
+        if problem:
+            errors.add(f"times.{name}"[:80], problem)
+    errors.raise_if_any()
+
+
+def _check_nodes_to_keep(n_node: Any, n_times: int) -> None:
+    """Refuse a number of nodes to keep that is missing or not in 1..(nodes with times)."""
+    if n_node is None:
+        raise ValidationError({"n_node": ["is required with times"]})
+    if isinstance(n_node, bool) or not isinstance(n_node, int) or not 1 <= n_node <= n_times:
+        raise ValidationError({"n_node": [f"must be an integer in 1..{n_times} "
+                                          "(the number of nodes with times)"]})
+
+
+def job_benchmarks(job: Job) -> list[str]:
+    """The benchmarks the job has stored results for (what select-fastest can use)."""
+    return sorted(set(job.benchmark_results.values_list("benchmark", flat=True)))
+
+
+def job_times(job: Job, benchmark: str) -> list[tuple[str, float]]:
+    """(hostname, seconds) of the job's stored results of one benchmark, fastest first."""
+    return list(job.benchmark_results.filter(benchmark=benchmark)
+                .order_by("seconds", "node__index").values_list("node__hostname", "seconds"))
+
+
+@transaction.atomic
+def record_selection(job: Job, keep: str, dropped: str) -> dict[str, int]:
+    """Mark the job's active allocations: kept nodes primary, dropped nodes excluded."""
+    kept_names, dropped_names = set(hostlists.expand(keep)), set(hostlists.expand(dropped))
+    active = Allocation.objects.select_for_update().filter(
+        job=job, released_at__isnull=True).select_related("node")
+    counts = {AllocationRole.PRIMARY: 0, AllocationRole.EXCLUDED: 0}
+    for allocation in active:
+        host = allocation.node.hostname
+        role = (AllocationRole.PRIMARY if host in kept_names else
+                AllocationRole.EXCLUDED if host in dropped_names else None)
+        if role is not None and allocation.role != role:
+            allocation.role = role
+            allocation.save(update_fields=["role"])
+        if role is not None:
+            counts[role] += 1
+    return {"primary": counts[AllocationRole.PRIMARY],
+            "excluded": counts[AllocationRole.EXCLUDED]}

@@ -1,0 +1,79 @@
+"""The write path for per-job recommendations: rank every policy on the live
+occupancy, combine with the spare model, accept atomically.
+
+How a recommendation is made
+----------------------------
+1. Every online policy proposes a partition for the job on the current
+   occupancy (a dry run of ``allocation.hyperx.allocate``), with its properties
+   and the number of whole free switches it would break.
+2. An *analytic* ranking is stored at once. Its communication factor per policy
+   is ``max(1, 1 / PB) * (1 + LOCALITY_PENALTY * u)`` when the partition lacks
+   switch locality (``u``: fraction of the machine other jobs hold; their
+   traffic shares its switches), else ``max(1, 1 / PB)``; PB is the exact
+   partition bandwidth when computed, else the bound. An endpoint cannot
+   inject more than 1 phit/cycle, so PB above 1 does not speed uniform traffic.
+3. One packet-level prediction per policy runs as a Celery task
+   (:class:`PolicyPrediction` rows) in the engine's faithful study mode with
+   the study's routing (Omni-WAR, shared VCs): the job's pattern on its
+   candidate, the other jobs' nodes sending random-permutation background
+   traffic at full load (the engine's ``background`` scenario), over
+   ``PREDICTION_SEEDS`` at the study's kernel volume (shorter runs measure
+   transients: at half the volume the ranking on the reference case already
+   differs). When all finish, the
+   ranking is redone from the mean simulated completion times. If they do not
+   finish within ``DEADLINE_SECONDS``, the analytic ranking stands and says so.
+4. What one job's simulation cannot see is added as a rule from the study
+   (docs/domain.md section 3): a candidate without switch locality, when some
+   other candidate has it, is *refused* if other jobs hold at least
+   ``LOCALITY_LOAD`` of the machine (interference and head-of-line blocking)
+   or it breaks whole free switches (fragmentation that later jobs pay for),
+   unless its simulated time beats the best locality-aware candidate by
+   ``CLEAR_WIN`` for each of the two that applies. The reasons say which rule
+   refused it.
+5. Each policy's communication time is the job's ``t_comm`` (as measured under
+   the site's default policy) scaled by ``factor(policy) / factor(default)``;
+   the spare model (``health.services.recommend``, latest estimate) then
+   gives N_spare and E[C] per policy. The recommendation is the lowest E[C]
+   among candidates not refused.
+
+Answers are cached by machine occupancy and job shape for ``CACHE_SECONDS``.
+
+The service API of the app, by topic: :mod:`.requests` (ask, cache, refresh,
+accept), :mod:`.ranking` (factors, spare model, refusal rules) and
+:mod:`.predictions` (the simulations). Limits and tuning are in
+``recommendations.constants``.
+"""
+
+from recommendations.services.predictions import (
+    finish_if_complete,
+    predict_work,
+    prediction_config,
+    prediction_progress,
+    run_prediction,
+)
+from recommendations.services.ranking import analytic_factors, sbatch_lines, store_ranking
+from recommendations.services.requests import (
+    accept,
+    default_policy,
+    expire_overdue,
+    occupancy_fingerprint,
+    refresh,
+    request_recommendation,
+)
+
+__all__ = [
+    "accept",
+    "analytic_factors",
+    "default_policy",
+    "expire_overdue",
+    "finish_if_complete",
+    "occupancy_fingerprint",
+    "predict_work",
+    "prediction_config",
+    "prediction_progress",
+    "refresh",
+    "request_recommendation",
+    "run_prediction",
+    "sbatch_lines",
+    "store_ranking",
+]

@@ -1,0 +1,119 @@
+"""One packet-level prediction per policy (a tracked run), and the ranking by
+simulation once every prediction has ended."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from django.db import transaction
+
+from allocation.models import Machine
+from hxportal.models import TERMINAL_RUN_STATUSES, RunStatus
+from hxportal.runs import RunReporter, execute
+from recommendations import constants
+from recommendations.models import (
+    PolicyPrediction,
+    Recommendation,
+    RecommendationMethod,
+    RecommendationStatus,
+)
+from recommendations.services.ranking import analytic_factors, store_ranking
+from simulation.engine import SimConfig, simulate
+from simulation.engine.config import study_message_packets
+
+
+def prediction_config(machine: Machine, rec: Recommendation, policy: str) -> dict:
+    """Engine config for one policy's short simulation of the job's pattern."""
+    kernel = constants.KERNELS[rec.pattern]
+    ranks = rec.node_count
+    if kernel == "allreduce":
+        ranks = 1 << (ranks.bit_length() - 1)  # Rabenseifner needs a power of two
+    ranks = max(ranks, 2)
+    volume = study_message_packets(kernel, ranks) // constants.PREDICTION_VOLUME_DIVISOR
+    config = {"sides": list(machine.sides), "concentration": machine.concentration,
+              "routing": "omniwar", "vcs": max(4, 2 * len(machine.sides)),
+              "vc_sets": "shared", "policy": policy,
+              "scenario": "background" if len(rec.inputs.get("held_endpoints", ())) >= 2
+              else "single",
+              "pattern": kernel, "ranks": ranks, "seed": constants.PREDICTION_SEEDS[0],
+              "max_cycles": 2_000_000, "message_packets": max(1, volume)}
+    if kernel == "uniform":
+        config.update(rate=1.0, packets_per_task=64)
+    return config
+
+
+def predict_work(prediction: PolicyPrediction, reporter: RunReporter) -> dict:
+    """Simulate the job's pattern on this policy's candidate (the task's body)."""
+    rec = prediction.recommendation
+    candidate = next(c for c in rec.inputs["candidates"] if c["policy"] == prediction.policy)
+    config = SimConfig.from_dict(prediction.parameters)
+    endpoints = _candidate_endpoints(rec, candidate)[: config.ranks]
+    partitions = [endpoints]
+    if config.scenario == "background":
+        partitions.append(np.asarray(rec.inputs["held_endpoints"], dtype=np.int64))
+    reporter.log(f"simulating {config.pattern} on {prediction.policy} ({config.ranks} ranks, "
+                 f"{len(rec.inputs.get('held_endpoints', ()))} busy endpoints as background, "
+                 f"seeds {', '.join(map(str, constants.PREDICTION_SEEDS))})")
+    per_seed, cycles, completed = [], 0, True
+    for i, seed in enumerate(constants.PREDICTION_SEEDS):
+        def progress(fraction: float, i: int = i) -> None:
+            reporter.progress((i + fraction) / len(constants.PREDICTION_SEEDS))
+
+        result = simulate(dataclasses.replace(config, seed=seed), partitions,
+                          progress=progress)
+        per_seed.append(result.apps[0].completion_cycles)
+        cycles = max(cycles, result.cycles)
+        completed = completed and bool(result.completed)
+    mean = round(sum(per_seed) / len(per_seed)) if completed else None
+    return {"completion_cycles": mean, "per_seed": per_seed, "cycles": cycles,
+            "completed": completed}
+
+
+def _candidate_endpoints(rec: Recommendation, candidate: dict) -> np.ndarray:
+    return np.asarray(candidate["endpoints"], dtype=np.int64)
+
+
+def run_prediction(prediction_id: int) -> str | None:
+    """The task's one call: run the prediction once, then rank if all are in."""
+    status = execute(PolicyPrediction, prediction_id, predict_work)
+    prediction = PolicyPrediction.objects.filter(pk=prediction_id).first()
+    if prediction is not None:
+        finish_if_complete(prediction)
+    return status
+
+
+def finish_if_complete(prediction: PolicyPrediction) -> None:
+    """After a prediction: when every prediction has ended, rank by simulation."""
+    with transaction.atomic():
+        rec = Recommendation.objects.select_for_update().get(pk=prediction.recommendation_id)
+        if rec.status != RecommendationStatus.COMPUTING:
+            return
+        predictions = list(rec.predictions.all())
+        if any(p.status not in TERMINAL_RUN_STATUSES for p in predictions):
+            return
+        _finalize_with_predictions(rec, predictions)
+
+
+def _finalize_with_predictions(rec: Recommendation, predictions: list) -> None:
+    analytic = analytic_factors(rec.inputs["candidates"], rec.inputs.get("held_fraction", 0))
+    cycles = {p.policy: p.result["completion_cycles"] for p in predictions
+              if p.status == RunStatus.SUCCEEDED and p.result and p.result.get("completed")}
+    if not cycles:
+        store_ranking(rec, analytic, RecommendationMethod.ANALYTIC, final=True,
+                       note="every simulation failed; ranked by the analytic score")
+        return
+    reference = cycles.get(rec.inputs["default_policy"]) or min(cycles.values())
+    factors = {p: cycles[p] / reference if p in cycles else analytic[p] for p in analytic}
+    missing = sorted(set(analytic) - set(cycles))
+    note = (f"no simulation result for {', '.join(missing)}: analytic score used there"
+            if missing else "")
+    store_ranking(rec, factors, RecommendationMethod.SIMULATION, final=True, cycles=cycles,
+                   note=note)
+
+
+def prediction_progress(rec: Recommendation) -> dict[str, int]:
+    """How many of the recommendation's simulations exist and how many have ended."""
+    statuses = list(rec.predictions.values_list("status", flat=True))
+    return {"simulations": len(statuses),
+            "done": sum(s in TERMINAL_RUN_STATUSES for s in statuses)}

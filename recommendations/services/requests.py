@@ -1,0 +1,198 @@
+"""Asking for a recommendation: validate, answer from the cache or create one
+(analytic ranking at once, one prediction per policy enqueued), answer late
+ones analytically, accept one atomically."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from allocation.hyperx.fragmentation import broken_switches
+from allocation.models import CommPattern, Job, Machine
+from allocation.services import jobs, machines
+from health import services as health
+from hxportal.errors import ConflictError
+from hxportal.runs import enqueue
+from recommendations import constants
+from recommendations.models import (
+    PolicyPrediction,
+    Recommendation,
+    RecommendationMethod,
+    RecommendationStatus,
+)
+from recommendations.services.predictions import prediction_config
+from recommendations.services.ranking import analytic_factors, store_ranking
+from simulation.engine.config import canonical_pattern
+
+
+def default_policy() -> str:
+    """The site's default policy (admin setting, else ``HX_DEFAULT_POLICY``)."""
+    return machines.default_policy()
+
+
+def _times(t_cmpt, t_comm, wall_time, compute_fraction) -> tuple[float, float]:
+    """(t_cmpt, t_comm) from what the user gave, validated like the spare API."""
+    if wall_time is not None:
+        if t_cmpt is not None or t_comm is not None:
+            raise ValidationError({"wall_time": ["give either wall_time or t_cmpt/t_comm"]})
+        fraction = 0.5 if compute_fraction is None else compute_fraction
+        if not 0 < fraction <= 1:
+            raise ValidationError({"compute_fraction": ["must be in (0, 1]"]})
+        return wall_time * fraction, wall_time * (1 - fraction)
+    if t_cmpt is None:
+        raise ValidationError({"t_cmpt": ["give t_cmpt (and t_comm) or wall_time"]})
+    return t_cmpt, t_comm or 0.0
+
+
+def occupancy_fingerprint(available: np.ndarray, owner: np.ndarray) -> str:
+    """Changes whenever a node is taken, freed, drained or returned."""
+    digest = hashlib.sha256()
+    digest.update(np.packbits(available).tobytes())
+    digest.update(owner.tobytes())
+    return digest.hexdigest()
+
+
+def _cache_key(machine: Machine, occupancy: str, inputs: dict[str, Any]) -> str:
+    estimate = health.latest_estimate(machine)
+    payload = {"machine": machine.pk, "occupancy": occupancy,
+               "estimate": estimate.pk if estimate else None, **inputs}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def _fresh_cached(machine: Machine, key: str) -> Recommendation | None:
+    """The answer to the same question, if recent; its large JSON fields load only
+    when read (a repeat is usually answered from the rendered-answer cache)."""
+    since = timezone.now() - timedelta(seconds=constants.CACHE_SECONDS)
+    return (Recommendation.objects.select_related("machine", "user").defer(
+        "inputs", "ranking", "recommended").filter(
+        machine=machine, cache_key=key, created_at__gte=since,
+        status__in=[RecommendationStatus.COMPUTING, RecommendationStatus.READY])
+        .order_by("-created_at").first())
+
+
+def request_recommendation(*, user, machine: Machine, node_count: int, pattern: str,
+                           name: str = "job", external_id: str = "",
+                           t_cmpt: float | None = None, t_comm: float | None = None,
+                           wall_time: float | None = None,
+                           compute_fraction: float | None = None,
+                           p_abn: float | None = None, alpha_abn: float | None = None,
+                           t_bench: float | None = None,
+                           simulate: bool = True) -> tuple[Recommendation, bool]:
+    """Return (recommendation, cached). Identical questions on an unchanged machine
+    within ``constants.CACHE_SECONDS`` get the stored answer (or the one still computing)."""
+    pattern = canonical_pattern(pattern)
+    if pattern not in CommPattern.values:
+        raise ValidationError({"pattern": [f"must be one of {', '.join(CommPattern.values)}"]})
+    t_cmpt_s, t_comm_s = _times(t_cmpt, t_comm, wall_time, compute_fraction)
+    available, owner = jobs.occupancy(machine)
+    free = int(available.sum())
+    if node_count > free:
+        raise ValidationError({"node_count": [
+            f"need {node_count} nodes, {free} free and up on {machine.name}"]})
+    inputs = {"node_count": node_count, "pattern": pattern, "t_cmpt": t_cmpt_s,
+              "t_comm": t_comm_s, "wall_time": wall_time,
+              "compute_fraction": compute_fraction, "p_abn": p_abn,
+              "alpha_abn": alpha_abn, "t_bench": t_bench, "simulate": simulate,
+              "default_policy": default_policy()}
+    key = _cache_key(machine, occupancy_fingerprint(available, owner), inputs)
+    # A hit needs no lock; a miss locks the machine and looks again, so identical
+    # concurrent questions create one recommendation.
+    if (cached := _fresh_cached(machine, key)) is not None:
+        return refresh(cached), True
+    with transaction.atomic():
+        Machine.objects.select_for_update().get(pk=machine.pk)
+        if (cached := _fresh_cached(machine, key)) is not None:
+            return refresh(cached), True
+        rec = _create(user, machine, name, external_id, inputs, key)
+    return rec, False
+
+
+def _create(user, machine: Machine, name: str, external_id: str, inputs: dict,
+            key: str) -> Recommendation:
+    candidates = jobs.compare_policies(machine, inputs["node_count"])
+    feasible = [c for c in candidates if not c.error]
+    if not feasible:
+        raise ValidationError({"node_count": [candidates[0].error]})
+    rec = Recommendation.objects.create(
+        machine=machine, user=user, name=name, external_id=external_id,
+        node_count=inputs["node_count"], pattern=inputs["pattern"], inputs=inputs,
+        cache_key=key, deadline=timezone.now() + timedelta(seconds=constants.DEADLINE_SECONDS))
+    available, owner = jobs.occupancy(machine)
+    held = np.nonzero(owner > 0)[0]
+    rec.inputs = {**inputs, "held_fraction": float(held.size / max(owner.size, 1)),
+                  "held_endpoints": held.tolist(),
+                  "candidates": [{**c.as_dict(), "endpoints": list(c.endpoints),
+                                  "broken_switches": broken_switches(
+                                      available, np.asarray(c.endpoints, dtype=np.int64),
+                                      machine.concentration) if c.endpoints else 0}
+                                 for c in candidates]}
+    factors = analytic_factors(rec.inputs["candidates"], rec.inputs["held_fraction"])
+    store_ranking(rec, factors, RecommendationMethod.ANALYTIC, final=not inputs["simulate"])
+    if inputs["simulate"]:
+
+        for candidate in feasible:
+            prediction = PolicyPrediction.objects.create(
+                recommendation=rec, policy=candidate.policy, user=user,
+                parameters=prediction_config(machine, rec, candidate.policy),
+                seed=0)
+            enqueue(prediction)
+    return rec
+
+
+def refresh(rec: Recommendation) -> Recommendation:
+    """Past the deadline, a recommendation still computing is answered analytically."""
+    if rec.status != RecommendationStatus.COMPUTING or timezone.now() < rec.deadline:
+        return rec
+    with transaction.atomic():
+        rec = Recommendation.objects.select_for_update().get(pk=rec.pk)
+        if rec.status == RecommendationStatus.COMPUTING:
+            analytic = analytic_factors(rec.inputs["candidates"],
+                                        rec.inputs.get("held_fraction", 0))
+            store_ranking(rec, analytic, RecommendationMethod.ANALYTIC, final=True,
+                          note=f"simulations did not finish within "
+                               f"{constants.DEADLINE_SECONDS} s; ranked by the analytic score")
+    return rec
+
+
+def expire_overdue() -> int:
+    """Beat task body: answer every overdue recommendation analytically."""
+    overdue = Recommendation.objects.filter(status=RecommendationStatus.COMPUTING,
+                                            deadline__lt=timezone.now())
+    count = 0
+    for rec in overdue:
+        refresh(rec)
+        count += 1
+    return count
+
+
+def accept(rec: Recommendation, user, policy: str | None = None) -> Job:
+    """Allocate the recommended (or chosen) policy with N_node + N_spare nodes, once."""
+    with transaction.atomic():
+        rec = Recommendation.objects.select_for_update().get(pk=rec.pk)
+        if rec.status == RecommendationStatus.ACCEPTED:
+            raise ConflictError(f"recommendation {rec.pk} was already accepted (job "
+                                f"{rec.job_id})", field="status")
+        if rec.status != RecommendationStatus.READY:
+            raise ConflictError(f"recommendation {rec.pk} is {rec.status}", field="status")
+        policy = policy or rec.recommended["policy"]
+        entry = next((e for e in rec.ranking if e.get("policy") == policy and "error" not in e),
+                     None)
+        if entry is None:
+            raise ValidationError({"policy": [f"{policy} is not a feasible candidate here"]})
+        job = jobs.submit_job(owner=user, machine=rec.machine, name=rec.name,
+                              external_id=rec.external_id, node_count=rec.node_count,
+                              pattern=rec.pattern, t_cmpt=rec.inputs["t_cmpt"],
+                              t_comm=entry["t_comm"] or None, policy=policy,
+                              spares=entry["n_spare"])
+        rec.status = RecommendationStatus.ACCEPTED
+        rec.job = job
+        rec.accepted_at = timezone.now()
+        rec.save(update_fields=["status", "job", "accepted_at"])
+        return job

@@ -1,0 +1,175 @@
+"""Simulation runs: create (or reuse an identical result), execute through the
+tracked-run runner, summarise, cancel, delete."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+from django.utils import timezone
+
+from hxportal.errors import ConflictError
+from hxportal.models import TERMINAL_RUN_STATUSES, RunStatus
+from hxportal.runs import RunReporter, enqueue, execute
+from simulation.engine import ENGINE_VERSION, SimConfig, simulate
+from simulation.models import SimulationRun, Sweep
+from simulation.services.configs import (
+    canonical_config,
+    config_hash,
+    describe,
+    machine_partitions,
+    parse_config,
+    validate_config,
+    with_machine,
+)
+
+
+def signed_in_user(user):
+    return user if getattr(user, "is_authenticated", False) else None
+
+
+def new_run(cfg: SimConfig, *, user=None, sweep: Sweep | None = None, machine=None,
+             partitions: list[list[int]] | None = None,
+             point: dict[str, Any] | None = None) -> SimulationRun:
+    config = canonical_config(cfg)
+    parameters: dict[str, Any] = {}
+    if point:
+        parameters["point"] = point
+    if partitions:
+        parameters["partitions"] = partitions
+    return SimulationRun(config=config, engine_version=ENGINE_VERSION,
+                         config_hash=config_hash(config, partitions), seed=cfg.seed,
+                         sweep=sweep, machine=machine, user=signed_in_user(user),
+                         parameters=parameters)
+
+
+def start_run(config: Any, *, user=None, machine=None) -> SimulationRun:
+    """Create a run and enqueue it after commit, or copy a stored identical result."""
+    cfg = validate_config(with_machine(config, machine))
+    partitions = machine_partitions(machine, cfg) if machine is not None else None
+    with transaction.atomic():
+        run = new_run(cfg, user=user, machine=machine, partitions=partitions)
+        run.save()
+        source = reusable_source(run)
+        if source is not None:
+            _store_reused(run, source)
+        else:
+            enqueue(run)
+    return run
+
+
+def reusable_source(run: SimulationRun) -> SimulationRun | None:
+    """The oldest succeeded run with the same hash (never a reused copy's copy chain)."""
+    return (SimulationRun.objects.filter(config_hash=run.config_hash,
+                                         engine_version=run.engine_version,
+                                         status=RunStatus.SUCCEEDED)
+            .exclude(pk=run.pk).order_by("finished_at", "id").first())
+
+
+def _reused_result(source: SimulationRun) -> dict[str, Any]:
+    result = dict(source.result or {})
+    result["reused_from"] = result.get("reused_from") or source.pk
+    return result
+
+
+def _store_reused(run: SimulationRun, source: SimulationRun) -> None:
+    now = timezone.now()
+    run.result = _reused_result(source)
+    run.status = RunStatus.SUCCEEDED
+    run.progress = 1.0
+    run.started_at = run.finished_at = now
+    run.log = [f"{now:%H:%M:%S} identical to run {source.pk}: result reused, not simulated"]
+    run.wall_seconds = 0.0
+    run.summary = {**summarise(run.result), "wall_seconds": 0.0}
+    run.save()
+
+
+def simulate_work(run: SimulationRun, reporter: RunReporter) -> dict[str, Any]:
+    """The work of one run (outside any transaction): reuse or simulate."""
+    source = reusable_source(run)
+    if source is not None:
+        reporter.log(f"identical to run {source.pk}: result reused, not simulated")
+        return _reused_result(source)
+    cfg = SimConfig.from_dict(run.config)
+    stored = run.parameters.get("partitions")
+    partitions = [np.asarray(p, dtype=np.int64) for p in stored] if stored else None
+    reporter.log(f"simulating {describe(run.config)} (attempt {run.attempts})")
+    started = time.perf_counter()
+    res = simulate(cfg, partitions, progress=reporter.progress)
+    wall = time.perf_counter() - started
+    result = res.as_dict()
+    result["wall_seconds"] = wall
+    makespan = result["makespan_cycles"]
+    reporter.log(f"done in {wall:.2f} s: {result['cycles']} cycles, makespan "
+                 f"{makespan if makespan is not None else 'n/a'}")
+    return result
+
+
+def _store_summary(run: SimulationRun) -> None:
+    result = run.result or {}
+    run.wall_seconds = 0.0 if result.get("reused_from") else float(
+        result.get("wall_seconds") or 0.0)
+    run.summary = {**summarise(result), "wall_seconds": run.wall_seconds}
+    run.save(update_fields=["summary", "wall_seconds"])
+
+
+def execute_run(run_id: int) -> str | None:
+    """What the Celery task does: claim, simulate, store once (redelivery-safe)."""
+    return execute(SimulationRun, run_id, simulate_work, on_success=_store_summary)
+
+
+def summarise(result: dict[str, Any] | None) -> dict[str, Any]:
+    """Headline figures of a result, small enough for lists and charts."""
+    if not result:
+        return {}
+    apps = result.get("apps") or []
+    targets = [a.get("completion_cycles") for a in apps if a.get("role") == "app"]
+    links = result.get("link_utilisation") or []
+    return {
+        "makespan_cycles": result.get("makespan_cycles"),
+        "target_cycles": targets[0] if targets else None,
+        "cycles": result.get("cycles"),
+        "completed": result.get("completed"),
+        "throughput": result.get("throughput"),
+        "latency_mean": result.get("latency_mean"),
+        "latency_p99": result.get("latency_p99"),
+        "max_link_utilisation": max((u for _, _, u in links), default=None),
+        "wall_seconds": result.get("wall_seconds"),
+        "reused_from": result.get("reused_from"),
+        "apps": [{"policy": a.get("policy"), "role": a.get("role"),
+                  "completion_cycles": a.get("completion_cycles")} for a in apps],
+    }
+
+
+def cancel_run(run: SimulationRun) -> SimulationRun:
+    """Mark a pending or running run cancelled; a worker finishing later stores nothing."""
+    with transaction.atomic():
+        row = SimulationRun.objects.select_for_update().get(pk=run.pk)
+        if row.status in TERMINAL_RUN_STATUSES:
+            raise ConflictError(f"run {row.pk} is already {row.status}", field="status")
+        row.status = RunStatus.CANCELLED
+        row.finished_at = timezone.now()
+        row.error = "cancelled"
+        row.save(update_fields=["status", "finished_at", "error"])
+    return row
+
+
+def delete_run(run: SimulationRun) -> None:
+    if run.status not in TERMINAL_RUN_STATUSES:
+        raise ConflictError(f"run {run.pk} is {run.status}; cancel it first", field="status")
+    run.delete()
+
+
+def simulate_inline(config: Any) -> dict[str, Any]:
+    """Run one simulation in this process (no database): the CLI.
+
+    Raises ``ValueError`` with the engine's message for a bad configuration.
+    """
+    cfg = parse_config(config)
+    started = time.perf_counter()
+    res = simulate(cfg)
+    result = res.as_dict()
+    result["wall_seconds"] = time.perf_counter() - started
+    return result
