@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 from django.conf import settings
 from rest_framework.exceptions import ParseError
@@ -49,17 +50,27 @@ def _strict_float(text: str) -> float:
     return value
 
 
+def request_text(stream, what: str = "Request body") -> str:
+    """The body as text: UTF-8 or a 400 naming the problem (every parser's first step)."""
+    raw = stream.read() if stream is not None else b""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"{what} is not valid UTF-8.") from exc
+
+
+def load_json(text: str, **options) -> Any:
+    """JSON within the nesting limit, else a 400; ``options`` go to :func:`json.loads`."""
+    limit = settings.HX_MAX_JSON_DEPTH
+    if json_depth_exceeds(text, limit):
+        raise ParseError(f"JSON nested deeper than {limit} levels.")
+    try:
+        return json.loads(text, **options)
+    except ValueError as exc:
+        raise ParseError(f"JSON parse error - {exc}") from exc
+
+
 class SafeJSONParser(JSONParser):
     def parse(self, stream, media_type=None, parser_context=None):
-        raw = stream.read() if stream is not None else b""
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ParseError("Request body is not valid UTF-8.") from exc
-        limit = settings.HX_MAX_JSON_DEPTH
-        if json_depth_exceeds(text, limit):
-            raise ParseError(f"JSON nested deeper than {limit} levels.")
-        try:
-            return json.loads(text, parse_constant=_reject_constant, parse_float=_strict_float)
-        except ValueError as exc:
-            raise ParseError(f"JSON parse error - {exc}") from exc
+        return load_json(request_text(stream), parse_constant=_reject_constant,
+                         parse_float=_strict_float)
