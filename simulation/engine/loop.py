@@ -187,6 +187,18 @@ def _ctz(typingctx, x):
     return sig, codegen
 
 
+@intrinsic
+def _popcount(typingctx, x):
+    """Number of set bits of an int64 (``llvm.ctpop``)."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        fn = builder.module.declare_intrinsic("llvm.ctpop", [ir.IntType(64)])
+        return builder.call(fn, [args[0]])
+
+    return sig, codegen
+
+
 @njit(cache=True, inline="always")
 def _busy_wake(go, lo, hi, out_used, xout_busy, vt, bout):
     """Cycle at which busy output ``go`` may take a packet of VCs ``[lo, hi)``
@@ -211,7 +223,7 @@ def _cand_wake(go, v, t, out_used, xout_busy, vt, bout):
 @njit(cache=True, inline="always", error_model="numpy")
 def route(
     sw, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm, out_down_in, credits, bin_cap,
-    head, ivc, port_stamp, port_occ,
+    head, ivc, port_stamp, port_occ, cm,
 ):  # fmt: skip
     """Choose ``(out_local_port, vc, deroute)`` for packet ``p`` at switch ``sw``.
 
@@ -227,7 +239,8 @@ def route(
     load).  A failure is certain while (1) no candidate output port has
     changed state (``port_stamp[go] <= head[ivc, H_EVT]``: the occupancy of
     its VCs and their downstream credits, the only state a candidate's cost
-    and availability are read from; a grant also sets ``xout_busy``), and
+    and availability are read from; a grant also sets ``xout_busy``; ``cm``
+    is the caller's mask of the candidate ports that changed), and
     (2) the cycle is before ``head[ivc, H_WAKE]``, the earliest cycle at
     which a tied best candidate's crossbar output frees (``t + 1`` when a
     tied candidate was available and only the random tie-break failed).
@@ -331,6 +344,45 @@ def route(
     masks = pn <= 64
     tied = head[ivc, H_TIED]
     b_cost = head[ivc, H_COST]
+    if chk and not fallback and pt <= 64:
+        # check call on a switch of <= 64 ports: ``cm`` (non-zero, a subset
+        # of the candidates) names the changed candidates, so only their costs
+        # are recomputed; the unchanged tied ones are counted from the masks.
+        # Same verdict and head update as the candidate loop below (draws none).
+        minimal = np.int64(0)  # the minimal candidate of every dimension left
+        for d in range(q):
+            sd = coords[sw, d]
+            td = coords[target, d]
+            if sd != td:
+                minimal |= np.int64(1) << (dim_base[d] + (td if td < sd else td - 1))
+        n_tied = _popcount(tied & ~cm)
+        new_tied = np.int64(0)
+        wake = NEVER
+        m = cm
+        g0 = sw * pt
+        while m != 0:
+            lp = _ctz(m)
+            m &= m - 1
+            go = g0 + lp
+            v = best_vc(go, lo, hi, out_used, vt, bout + 1)  # full VCs compete too
+            occ = out_used[go * vt + v] + bin_cap - credits[out_down_in[go] * vt + v]
+            if port_vc:
+                occ += port_occ[go]
+            cost = np.int64(occ) * phits
+            if (minimal >> lp) & 1 == 0:
+                cost += DEROUTE_PENALTY
+            w = _cand_wake(go, v, t, out_used, xout_busy, vt, bout)
+            if cost < b_cost or (cost == b_cost and w <= t):
+                return -2, -1, 0  # may succeed: evaluate in full
+            if cost == b_cost:
+                n_tied += 1
+                new_tied |= np.int64(1) << lp
+                wake = min(wake, w)
+        if n_tied == 0:
+            return -2, -1, 0
+        head[ivc, H_TIED] = (tied & ~cm) | new_tied
+        head[ivc, H_WAKE] = min(head[ivc, H_WAKE], wake)
+        return -1, -1, 0
     n_tied = 0
     changed = np.int64(0)
     new_tied = np.int64(0)
@@ -551,20 +603,22 @@ def _touch(g, pt, st, port_stamp, swst):
 
 
 @njit(cache=True, inline="always")
-def _watched_changed(watch, g0, pt, port_stamp, evt):
-    """Whether a port of ``watch`` (local ports of the switch whose first
-    port is ``g0``; -1: all) changed after event count ``evt``."""
+def _changed_mask(watch, g0, pt, port_stamp, evt):
+    """Mask of the ports of ``watch`` (local ports of the switch whose first
+    port is ``g0``) that changed after event count ``evt``; for ``watch ==
+    -1`` (all ports) -1 if any changed, else 0.  Branch-free over the bits."""
     if watch == -1:
         for lp in range(pt):
             if port_stamp[g0 + lp] > evt:
-                return True
-        return False
+                return np.int64(-1)
+        return np.int64(0)
+    cm = np.int64(0)
     m = watch
     while m != 0:
-        if port_stamp[g0 + _ctz(m)] > evt:
-            return True
+        lp = _ctz(m)
+        cm |= np.int64(port_stamp[g0 + lp] > evt) << lp
         m &= m - 1
-    return False
+    return cm
 
 
 @njit(cache=True, inline="always")
@@ -1091,22 +1145,24 @@ def run_cycles(
                         w_g = min(w_g, pk[p, F_READY])
                         continue
                     he = head[ivc, H_EVT]
+                    cm = np.int64(0)  # its candidate ports changed since ``he``
                     if he >= 0:
                         if t >= head[ivc, H_WAKE]:
                             head[ivc, H_EVT] = -1  # time-triggered: evaluate in full
-                        elif swst[s, SW_EVT] <= he or not _watched_changed(
-                            head[ivc, H_WATCH], s * pt, pt, port_stamp, he
-                        ):
-                            head[ivc, H_EVT] = st[S_EVT]  # still certain: move the mark on
-                            w_g = min(w_g, head[ivc, H_WAKE])
-                            m_g |= head[ivc, H_WATCH]
-                            continue  # none of its candidate ports changed: fails for sure
+                        else:
+                            if swst[s, SW_EVT] > he:
+                                cm = _changed_mask(head[ivc, H_WATCH], s * pt, pt, port_stamp, he)
+                            if cm == 0:  # none of its candidate ports changed: fails for sure
+                                head[ivc, H_EVT] = st[S_EVT]  # still certain: move the mark on
+                                w_g = min(w_g, head[ivc, H_WAKE])
+                                m_g |= head[ivc, H_WATCH]
+                                continue
                     # one call site (route is inlined): a check call that asks
                     # for a full evaluation (-2) loops once more in full
                     while True:
                         olp, ov, der = route(
                             s, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm,
-                            out_down_in, credits, bin_cap, head, ivc, port_stamp, port_occ,
+                            out_down_in, credits, bin_cap, head, ivc, port_stamp, port_occ, cm,
                         )
                         if olp != -2:
                             break
