@@ -642,8 +642,13 @@ def _schedule(r, when, gen_t, gw_head, gw_next):
 
 
 # error_model="numpy": no division in the loop can be by zero, and without the
-# ZeroDivisionError paths the inlined route has fewer exits to clean up after
-@njit(cache=True, error_model="numpy")
+# ZeroDivisionError paths the inlined route has fewer exits to clean up after.
+# _nrt=False: no reference counting.  Every array is the caller's (the scratch
+# arrays ``visit`` and ``vorder`` too) and outlives the call; with the runtime
+# on, the array arguments of the inlined helpers (route, _touch, ...) cost an
+# atomic increment and decrement each per call, which refcount pruning cannot
+# pair up across their branches: half of the loop's time went there.
+@njit(cache=True, error_model="numpy", _nrt=False)
 def run_cycles(
     t0,
     t1,
@@ -731,6 +736,9 @@ def run_cycles(
     in_act,
     vis,
     rank_made,
+    # scratch: a switch's input ports and a port's VCs in visiting order
+    visit,
+    vorder,
 ):
     """Advance the simulation from ``t0`` to at most ``t1``; see module doc."""
     phits = cf[C_P]
@@ -754,8 +762,6 @@ def run_cycles(
     bsrc_cap = src_q.shape[1]
     n_hist = lat_hist.shape[0]
     n_wheel = cwheel.shape[0]
-    visit = np.empty(pt, np.int64)  # a switch's input ports in visiting order
-    vorder = np.empty(vt, np.int64)  # VCs in visiting order
     t = t0
     if st[S_INIT] == 0:  # first call: open-loop first arrivals, closed-loop ranks active
         st[S_INIT] = 1

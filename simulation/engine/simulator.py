@@ -169,6 +169,8 @@ def _run(
         rank_made=np.full(n_ranks, -1, i64),
     )
 
+    visit = np.empty(net.ports_per_switch, i64)  # the loop's scratch arrays
+    vorder = np.empty(vt, i64)
     total_work = int(tr.app_total[tr.app_total > 0].sum())
     chunk = max(16, min(2048, _CHUNK_WORK // (nvc + n_ep)))
     t = 0
@@ -194,7 +196,7 @@ def _run(
             rank_dt, tr.rank_msg_ptr, tr.msg_dst, tr.msg_size, tr.msg_step,
             tr.rank_recv_ptr, recv, tr.expect,
             gen["gen_t"], gen["gw_head"], gen["gw_next"], gen["act"], gen["in_act"],
-            gen["vis"], gen["rank_made"],
+            gen["vis"], gen["rank_made"], visit, vorder,
         )  # fmt: skip
         t = int(st[L.S_CYCLE])
         if status == L.STATUS_ERROR:
