@@ -164,7 +164,16 @@ H_WAKE = 1  # first cycle at which a time-triggered full evaluation is due
 H_COST = 2  # best cost at that evaluation (MIN / Omni-WAR)
 H_TIED = 3  # bit mask of the local ports tied at that cost, all unavailable then
 H_WATCH = 4  # bit mask of the local ports whose change may turn the failure (-1: all)
-N_H = 5
+H_PKT = 5  # the head packet (in_q[ivc, in_h[ivc]]) while the VC holds one
+H_RDY = 6  # its head's arrival cycle (pk[., F_READY]); -1: the VC is empty
+N_H = 7
+
+# columns of the per-output-VC head record ``ohead``: the same for output queues,
+# so that the link and crossbar stages read one record instead of the chain
+# queue length -> queue head -> packet record for every VC they look at
+OH_PKT = 0
+OH_RDY = 1  # the packet's ready cycle (it may leave on the link); -1: empty
+N_OH = 2
 
 
 @njit(cache=True, inline="always")
@@ -679,6 +688,7 @@ def run_cycles(
     out_q,
     out_h,
     out_n,
+    ohead,
     out_port_n,
     out_used,
     xout_busy,
@@ -1023,12 +1033,13 @@ def run_cycles(
                 for k in range(vt):
                     v = vorder[k]
                     ovc = g * vt + v
-                    if out_n[ovc] == 0:
+                    rdy = ohead[ovc, OH_RDY]
+                    if rdy < 0:
+                        continue  # empty
+                    if rdy > t:
+                        nw = min(nw, rdy)
                         continue
-                    p = out_q[ovc, out_h[ovc]]
-                    if pk[p, F_READY] > t:
-                        nw = min(nw, pk[p, F_READY])
-                        continue
+                    p = ohead[ovc, OH_PKT]
                     if down >= 0:
                         dvc = down * vt + v
                         if credits[dvc] <= 0:
@@ -1038,6 +1049,8 @@ def run_cycles(
                         _touch(g, pt, st, port_stamp, swst)
                         if in_n[dvc] == 0:
                             head[dvc, H_EVT] = -1  # a new head
+                            head[dvc, H_PKT] = p
+                            head[dvc, H_RDY] = t + lat
                         in_q[dvc, (in_h[dvc] + in_n[dvc]) % bin_cap] = p
                         in_n[dvc] += 1
                         in_port_n[down] += 1
@@ -1057,6 +1070,12 @@ def run_cycles(
                             return STATUS_ERROR
                     out_h[ovc] = (out_h[ovc] + 1) % bout_cap
                     out_n[ovc] -= 1
+                    if out_n[ovc] > 0:
+                        q_ = out_q[ovc, out_h[ovc]]
+                        ohead[ovc, OH_PKT] = q_
+                        ohead[ovc, OH_RDY] = pk[q_, F_READY]
+                    else:
+                        ohead[ovc, OH_RDY] = -1
                     out_port_n[g] -= 1
                     if measured:
                         link_phits[g] += phits
@@ -1144,12 +1163,13 @@ def run_cycles(
                 for k in range(vt):
                     v = vorder[k]
                     ivc = g * vt + v
-                    if in_n[ivc] == 0:
+                    rdy = head[ivc, H_RDY]
+                    if rdy < 0:
+                        continue  # empty
+                    if rdy > t:
+                        w_g = min(w_g, rdy)
                         continue
-                    p = in_q[ivc, in_h[ivc]]
-                    if pk[p, F_READY] > t:
-                        w_g = min(w_g, pk[p, F_READY])
-                        continue
+                    p = head[ivc, H_PKT]
                     he = head[ivc, H_EVT]
                     cm = np.int64(0)  # its candidate ports changed since ``he``
                     if he >= 0:
@@ -1180,6 +1200,12 @@ def run_cycles(
                         continue
                     in_h[ivc] = (in_h[ivc] + 1) % bin_cap
                     in_n[ivc] -= 1
+                    if in_n[ivc] > 0:
+                        q_ = in_q[ivc, in_h[ivc]]
+                        head[ivc, H_PKT] = q_
+                        head[ivc, H_RDY] = pk[q_, F_READY]
+                    else:
+                        head[ivc, H_RDY] = -1
                     in_port_n[g] -= 1
                     swst[s, SW_IN] -= 1
                     if in_port_n[g] == 0 and pt <= 64:
@@ -1202,6 +1228,9 @@ def run_cycles(
                     go = s * pt + olp
                     xout_busy[go] = done
                     ovc = go * vt + ov
+                    if out_n[ovc] == 0:
+                        ohead[ovc, OH_PKT] = p
+                        ohead[ovc, OH_RDY] = t + rdel
                     out_q[ovc, (out_h[ovc] + out_n[ovc]) % bout_cap] = p
                     out_n[ovc] += 1
                     out_used[ovc] += 1
@@ -1248,6 +1277,8 @@ def run_cycles(
             credits[ivc] -= 1
             if in_n[ivc] == 0:
                 head[ivc, H_EVT] = -1
+                head[ivc, H_PKT] = p
+                head[ivc, H_RDY] = t + lat
             in_q[ivc, (in_h[ivc] + in_n[ivc]) % bin_cap] = p
             in_n[ivc] += 1
             in_port_n[g] += 1
