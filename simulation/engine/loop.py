@@ -703,6 +703,7 @@ def run_cycles(
     src_q,
     src_h,
     src_n,
+    src_bits,
     inj_busy,
     ep_rank,
     # credit returns: timing wheel of input VCs, bucket = cycle % rows
@@ -966,6 +967,7 @@ def run_cycles(
             pk[p, F_MEAS] = 1 if measured else 0
             src_q[e, (src_h[e] + src_n[e]) % bsrc_cap] = p
             src_n[e] += 1
+            src_bits[e >> 6] |= np.int64(1) << (e & 63)
             st[S_INJECTED] += 1
             st[S_IN_NET] += 1
             app_stats[a, 1] += 1  # packets created
@@ -1256,51 +1258,58 @@ def run_cycles(
             swst[s, SW_WAKE] = w_s
             swst[s, SW_WATCH] = m_s
         # --------------------------------------------------------- 4 injection
-        n_ep = src_n.shape[0]
-        for e in range(n_ep):
-            if src_n[e] == 0 or inj_busy[e] > t:
-                continue
-            p = src_q[e, src_h[e]]
-            s = e // c
-            g = s * pt + pn + e % c
-            base = pk[p, F_VCSET] * v_set
-            best = -1
-            best_cr = 0
-            for v in range(base, base + v_set):
-                cr = credits[g * vt + v]
-                if cr > best_cr:
-                    best_cr = cr
-                    best = v
-            if best < 0:
-                continue
-            ivc = g * vt + best
-            credits[ivc] -= 1
-            if in_n[ivc] == 0:
-                head[ivc, H_EVT] = -1
-                head[ivc, H_PKT] = p
-                head[ivc, H_RDY] = t + lat
-            in_q[ivc, (in_h[ivc] + in_n[ivc]) % bin_cap] = p
-            in_n[ivc] += 1
-            in_port_n[g] += 1
-            swst[s, SW_IN] += 1
-            swst[s, SW_INP] |= _bit(pn + e % c, pt)
-            if ip_wake[g] > t + lat:
-                ip_wake[g] = t + lat
-            if swst[s, SW_WAKE] > t + lat:
-                swst[s, SW_WAKE] = t + lat
-            pk[p, F_READY] = t + lat
-            src_h[e] = (src_h[e] + 1) % bsrc_cap
-            src_n[e] -= 1
-            inj_busy[e] = t + phits
-            r = ep_rank[e]  # its rank may have waited for room in the queue
-            if app_kind[rank_app[r]] <= K_FIXED:
-                if gen_t[r] < 0 and rank_left[r] > 0:  # trials resume next cycle
-                    _schedule(r, t + _geometric(rng, app_prob[rank_app[r]]), gen_t, gw_head,
-                              gw_next)
-            elif in_act[r] == 0:
-                in_act[r] = 1
-                act[st[S_NACT]] = r
-                st[S_NACT] += 1
+        # the endpoints with a queued packet, in ascending order (the set bits
+        # of ``src_bits``): the others would be passed over without a draw
+        for wi in range(src_bits.shape[0]):
+            m_e = src_bits[wi]
+            while m_e != 0:
+                e = wi * 64 + _ctz(m_e)
+                m_e &= m_e - 1
+                if inj_busy[e] > t:
+                    continue
+                p = src_q[e, src_h[e]]
+                s = e // c
+                g = s * pt + pn + e % c
+                base = pk[p, F_VCSET] * v_set
+                best = -1
+                best_cr = 0
+                for v in range(base, base + v_set):
+                    cr = credits[g * vt + v]
+                    if cr > best_cr:
+                        best_cr = cr
+                        best = v
+                if best < 0:
+                    continue
+                ivc = g * vt + best
+                credits[ivc] -= 1
+                if in_n[ivc] == 0:
+                    head[ivc, H_EVT] = -1
+                    head[ivc, H_PKT] = p
+                    head[ivc, H_RDY] = t + lat
+                in_q[ivc, (in_h[ivc] + in_n[ivc]) % bin_cap] = p
+                in_n[ivc] += 1
+                in_port_n[g] += 1
+                swst[s, SW_IN] += 1
+                swst[s, SW_INP] |= _bit(pn + e % c, pt)
+                if ip_wake[g] > t + lat:
+                    ip_wake[g] = t + lat
+                if swst[s, SW_WAKE] > t + lat:
+                    swst[s, SW_WAKE] = t + lat
+                pk[p, F_READY] = t + lat
+                src_h[e] = (src_h[e] + 1) % bsrc_cap
+                src_n[e] -= 1
+                if src_n[e] == 0:
+                    src_bits[e >> 6] &= ~(np.int64(1) << (e & 63))
+                inj_busy[e] = t + phits
+                r = ep_rank[e]  # its rank may have waited for room in the queue
+                if app_kind[rank_app[r]] <= K_FIXED:
+                    if gen_t[r] < 0 and rank_left[r] > 0:  # trials resume next cycle
+                        _schedule(r, t + _geometric(rng, app_prob[rank_app[r]]), gen_t, gw_head,
+                                  gw_next)
+                elif in_act[r] == 0:
+                    in_act[r] = 1
+                    act[st[S_NACT]] = r
+                    st[S_NACT] += 1
         t += 1
         if n_fin > 0 and st[S_APPS_DONE] >= n_fin:
             st[S_CYCLE] = t

@@ -145,6 +145,7 @@ def _run(
         src_q=np.zeros((n_ep, config.source_queue_packets), i32),
         src_h=z(n_ep),
         src_n=z(n_ep),
+        src_bits=z((n_ep + 63) // 64, i64),  # endpoints with a queued packet
         inj_busy=z(n_ep, i64),
         ep_rank=_endpoint_ranks(tr.rank_ep, n_ep),
         cwheel=np.zeros((phits + lat + 2, n_ports), i32),
@@ -189,7 +190,7 @@ def _run(
             state["out_used"], state["xout_busy"], state["link_busy"],
             state["out_rr"], state["link_phits"], state["port_stamp"], state["link_wake"],
             state["swst"], state["port_occ"],
-            state["src_q"], state["src_h"], state["src_n"], state["inj_busy"], state["ep_rank"],
+            state["src_q"], state["src_h"], state["src_n"], state["src_bits"], state["inj_busy"], state["ep_rank"],
             state["cwheel"], state["cwheel_n"], state["sfifo"], state["dfifo"],
             tr.app_kind, tr.app_prob, tr.app_rank0, tr.app_nranks, tr.app_vcset,
             tr.app_total, tr.app_wait, tr.app_msize, app_stats, app_done, lat_hist,
