@@ -994,15 +994,23 @@ def run_cycles(
         # only switches with a link that may start now: link_wake[g] is the
         # first cycle at which link g may send without a change of state
         # (credit returns and crossbar grants bring it forward)
-        # Switches of <= 64 ports walk the set bits of ``SW_OUTP`` (ascending,
-        # as the full sweep): a port outside it has no packet and a link wake-up
-        # of NEVER, which the sweep would skip without a draw.
+        # Switches of <= 64 ports first gather, in one branch-free pass over
+        # their ports' wake-ups, the mask of the ports due now and the earliest
+        # wake-up of the others, then walk the due ports' bits (ascending, as
+        # the full sweep).
         for s in range(n_sw):
             if swst[s, SW_LINK] > t:
                 continue
             w_s = NEVER
             wide = pt > 64
-            seq = swst[s, SW_OUTP]
+            g0 = s * pt
+            seq = np.int64(0)
+            if not wide:
+                for lp in range(pt):
+                    lw = link_wake[g0 + lp]
+                    due = lw <= t
+                    seq |= np.int64(due) << lp
+                    w_s = min(w_s, NEVER if due else lw)
             i = 0
             while True:
                 if wide:
@@ -1015,7 +1023,7 @@ def run_cycles(
                         break
                     lp = _ctz(seq)
                     seq &= seq - 1
-                g = s * pt + lp
+                g = g0 + lp
                 lw = link_wake[g]
                 if lw > t:
                     w_s = min(w_s, lw)
