@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from allocation.hyperx.patterns import (
     KERNEL_PATTERNS,
@@ -117,6 +117,11 @@ def study_message_packets(pattern: str, ranks: int, packet_phits: int = 16) -> i
     if pattern == "random_involution":
         return per_rank
     return 1
+
+
+def _fail(field: str, msg: str) -> NoReturn:
+    """Raise the :class:`ValueError` of an invalid ``field``."""
+    raise ValueError(f"{field}: {msg}")
 
 
 @dataclass(frozen=True)
@@ -280,21 +285,33 @@ class SimConfig:
 
     # --------------------------------------------------------------- validation
     def validate(self) -> None:
-        """Raise :class:`ValueError` naming the first invalid field."""
+        """Raise :class:`ValueError` naming the first invalid field.
 
-        def fail(field: str, msg: str) -> None:
-            raise ValueError(f"{field}: {msg}")
+        The checks run in a fixed order (machine, choices, integers, limits,
+        ranks), so that the field named is the same whatever else is wrong.
+        """
+        self._validate_machine()
+        self._validate_choices()
+        self._validate_integers()
+        self._validate_limits()
+        self._validate_ranks()
 
-        def pos_int(field: str, minimum: int = 1) -> None:
-            v = getattr(self, field)
-            if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-                fail(field, f"must be an integer >= {minimum}, got {v!r}")
+    def _pos_int(self, field: str, minimum: int = 1) -> None:
+        """``field`` must be an integer (not a bool) of at least ``minimum``."""
+        v = getattr(self, field)
+        if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+            _fail(field, f"must be an integer >= {minimum}, got {v!r}")
 
+    def _validate_machine(self) -> None:
+        """Sides, concentration and the machine's size."""
         if not self.sides or any(s < 1 for s in self.sides):
-            fail("sides", f"must be a non-empty tuple of positive sizes, got {self.sides!r}")
-        pos_int("concentration")
+            _fail("sides", f"must be a non-empty tuple of positive sizes, got {self.sides!r}")
+        self._pos_int("concentration")
         if self.endpoints > MAX_ENDPOINTS:
-            fail("sides", f"machine has {self.endpoints} endpoints, more than {MAX_ENDPOINTS}")
+            _fail("sides", f"machine has {self.endpoints} endpoints, more than {MAX_ENDPOINTS}")
+
+    def _validate_choices(self) -> None:
+        """Every field that names one of a fixed set of choices."""
         for field, choices in (
             ("routing", ROUTINGS),
             ("vc_sets", VC_SETS),
@@ -306,9 +323,12 @@ class SimConfig:
             ("port_choice", PORT_CHOICES),
         ):
             if getattr(self, field) not in choices:
-                fail(field, f"must be one of {', '.join(choices)}, got {getattr(self, field)!r}")
+                _fail(field, f"must be one of {', '.join(choices)}, got {getattr(self, field)!r}")
         if self.policy not in POLICY_NAMES:
-            fail("policy", f"unknown policy {self.policy!r}")
+            _fail("policy", f"unknown policy {self.policy!r}")
+
+    def _validate_integers(self) -> None:
+        """The integer fields' types and lower bounds, and the one boolean."""
         for field in (
             "vcs",
             "packet_phits",
@@ -322,42 +342,48 @@ class SimConfig:
             "replicas",
             "max_cycles",
         ):
-            pos_int(field)
-        pos_int("message_packets", 0)
-        pos_int("warmup_cycles", 0)
+            self._pos_int(field)
+        self._pos_int("message_packets", 0)
+        self._pos_int("warmup_cycles", 0)
         if not isinstance(self.stencil_wrap, bool):
-            fail("stencil_wrap", f"must be true or false, got {self.stencil_wrap!r}")
-        pos_int("seed", 0)
+            _fail("stencil_wrap", f"must be true or false, got {self.stencil_wrap!r}")
+        self._pos_int("seed", 0)
+
+    def _validate_limits(self) -> None:
+        """VCs (deadlock freedom), cycle limits, rates and the packets per task."""
         if self.vcs * self.vc_sets_count > 256:
-            fail("vcs", "more than 256 virtual channels per port in total")
+            _fail("vcs", "more than 256 virtual channels per port in total")
         need = required_vcs(self.routing, self.dims)
         if self.vcs < need:
-            fail("vcs", f"{self.routing} routing on {self.dims} dimensions needs >= {need} VCs")
+            _fail("vcs", f"{self.routing} routing on {self.dims} dimensions needs >= {need} VCs")
         if self.max_cycles > MAX_CYCLES_LIMIT:
-            fail("max_cycles", f"must be <= {MAX_CYCLES_LIMIT}")
+            _fail("max_cycles", f"must be <= {MAX_CYCLES_LIMIT}")
         if self.warmup_cycles >= self.max_cycles:
-            fail("warmup_cycles", "must be smaller than max_cycles")
+            _fail("warmup_cycles", "must be smaller than max_cycles")
         for field in ("rate", "background_rate"):
             v = getattr(self, field)
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0.0 < v <= 1.0:
-                fail(field, f"must be a number in (0, 1], got {v!r}")
+                _fail(field, f"must be a number in (0, 1], got {v!r}")
         if self.packets_per_task is not None:
-            pos_int("packets_per_task")
+            self._pos_int("packets_per_task")
+
+    def _validate_ranks(self) -> None:
+        """The ranks against the machine, the scenario and the pattern."""
         if self.ranks < 2:
-            fail("ranks", "an application needs at least 2 ranks")
+            _fail("ranks", "an application needs at least 2 ranks")
         if self.ranks > self.endpoints:
-            fail("ranks", f"{self.ranks} ranks exceed the {self.endpoints} endpoints")
+            _fail("ranks", f"{self.ranks} ranks exceed the {self.endpoints} endpoints")
         if self.scenario == "escalation" and self.replicas * self.ranks > self.endpoints:
-            fail("replicas", f"{self.replicas} x {self.ranks} ranks exceed the machine")
+            _fail("replicas", f"{self.replicas} x {self.ranks} ranks exceed the machine")
         if self.scenario in ("interference", "background") and \
                 self.ranks >= self.endpoints - 1:
-            fail("ranks", "interference needs at least 2 background endpoints")
+            _fail("ranks", "interference needs at least 2 background endpoints")
         if self.pattern == "allreduce" and self.ranks & (self.ranks - 1):
-            fail("ranks", "allreduce needs a power-of-two number of ranks")
+            _fail("ranks", "allreduce needs a power-of-two number of ranks")
         if self.pattern == "switch_permutation" and self.ranks % self.concentration:
-            fail("ranks", "switch_permutation needs ranks to be a multiple of concentration")
+            _fail("ranks", "switch_permutation needs ranks to be a multiple of concentration")
         if self.pattern == "all2all" and self.ranks > 4096:
-            fail("ranks", "all2all is limited to 4096 ranks")
+            _fail("ranks", "all2all is limited to 4096 ranks")
 
     @property
     def vc_sets_count(self) -> int:

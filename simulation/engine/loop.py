@@ -164,7 +164,16 @@ H_WAKE = 1  # first cycle at which a time-triggered full evaluation is due
 H_COST = 2  # best cost at that evaluation (MIN / Omni-WAR)
 H_TIED = 3  # bit mask of the local ports tied at that cost, all unavailable then
 H_WATCH = 4  # bit mask of the local ports whose change may turn the failure (-1: all)
-N_H = 5
+H_PKT = 5  # the head packet (in_q[ivc, in_h[ivc]]) while the VC holds one
+H_RDY = 6  # its head's arrival cycle (pk[., F_READY]); -1: the VC is empty
+N_H = 7
+
+# columns of the per-output-VC head record ``ohead``: the same for output queues,
+# so that the link and crossbar stages read one record instead of the chain
+# queue length -> queue head -> packet record for every VC they look at
+OH_PKT = 0
+OH_RDY = 1  # the packet's ready cycle (it may leave on the link); -1: empty
+N_OH = 2
 
 
 @njit(cache=True, inline="always")
@@ -183,6 +192,18 @@ def _ctz(typingctx, x):
     def codegen(context, builder, signature, args):
         fn = builder.module.declare_intrinsic("llvm.cttz", [ir.IntType(64), ir.IntType(1)])
         return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 0)])
+
+    return sig, codegen
+
+
+@intrinsic
+def _popcount(typingctx, x):
+    """Number of set bits of an int64 (``llvm.ctpop``)."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        fn = builder.module.declare_intrinsic("llvm.ctpop", [ir.IntType(64)])
+        return builder.call(fn, [args[0]])
 
     return sig, codegen
 
@@ -211,7 +232,7 @@ def _cand_wake(go, v, t, out_used, xout_busy, vt, bout):
 @njit(cache=True, inline="always", error_model="numpy")
 def route(
     sw, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm, out_down_in, credits, bin_cap,
-    head, ivc, port_stamp, port_occ,
+    head, ivc, port_stamp, port_occ, cm,
 ):  # fmt: skip
     """Choose ``(out_local_port, vc, deroute)`` for packet ``p`` at switch ``sw``.
 
@@ -227,7 +248,8 @@ def route(
     load).  A failure is certain while (1) no candidate output port has
     changed state (``port_stamp[go] <= head[ivc, H_EVT]``: the occupancy of
     its VCs and their downstream credits, the only state a candidate's cost
-    and availability are read from; a grant also sets ``xout_busy``), and
+    and availability are read from; a grant also sets ``xout_busy``; ``cm``
+    is the caller's mask of the candidate ports that changed), and
     (2) the cycle is before ``head[ivc, H_WAKE]``, the earliest cycle at
     which a tied best candidate's crossbar output frees (``t + 1`` when a
     tied candidate was available and only the random tie-break failed).
@@ -331,6 +353,45 @@ def route(
     masks = pn <= 64
     tied = head[ivc, H_TIED]
     b_cost = head[ivc, H_COST]
+    if chk and not fallback and pt <= 64:
+        # check call on a switch of <= 64 ports: ``cm`` (non-zero, a subset
+        # of the candidates) names the changed candidates, so only their costs
+        # are recomputed; the unchanged tied ones are counted from the masks.
+        # Same verdict and head update as the candidate loop below (draws none).
+        minimal = np.int64(0)  # the minimal candidate of every dimension left
+        for d in range(q):
+            sd = coords[sw, d]
+            td = coords[target, d]
+            if sd != td:
+                minimal |= np.int64(1) << (dim_base[d] + (td if td < sd else td - 1))
+        n_tied = _popcount(tied & ~cm)
+        new_tied = np.int64(0)
+        wake = NEVER
+        m = cm
+        g0 = sw * pt
+        while m != 0:
+            lp = _ctz(m)
+            m &= m - 1
+            go = g0 + lp
+            v = best_vc(go, lo, hi, out_used, vt, bout + 1)  # full VCs compete too
+            occ = out_used[go * vt + v] + bin_cap - credits[out_down_in[go] * vt + v]
+            if port_vc:
+                occ += port_occ[go]
+            cost = np.int64(occ) * phits
+            if (minimal >> lp) & 1 == 0:
+                cost += DEROUTE_PENALTY
+            w = _cand_wake(go, v, t, out_used, xout_busy, vt, bout)
+            if cost < b_cost or (cost == b_cost and w <= t):
+                return -2, -1, 0  # may succeed: evaluate in full
+            if cost == b_cost:
+                n_tied += 1
+                new_tied |= np.int64(1) << lp
+                wake = min(wake, w)
+        if n_tied == 0:
+            return -2, -1, 0
+        head[ivc, H_TIED] = (tied & ~cm) | new_tied
+        head[ivc, H_WAKE] = min(head[ivc, H_WAKE], wake)
+        return -1, -1, 0
     n_tied = 0
     changed = np.int64(0)
     new_tied = np.int64(0)
@@ -551,20 +612,22 @@ def _touch(g, pt, st, port_stamp, swst):
 
 
 @njit(cache=True, inline="always")
-def _watched_changed(watch, g0, pt, port_stamp, evt):
-    """Whether a port of ``watch`` (local ports of the switch whose first
-    port is ``g0``; -1: all) changed after event count ``evt``."""
+def _changed_mask(watch, g0, pt, port_stamp, evt):
+    """Mask of the ports of ``watch`` (local ports of the switch whose first
+    port is ``g0``) that changed after event count ``evt``; for ``watch ==
+    -1`` (all ports) -1 if any changed, else 0.  Branch-free over the bits."""
     if watch == -1:
         for lp in range(pt):
             if port_stamp[g0 + lp] > evt:
-                return True
-        return False
+                return np.int64(-1)
+        return np.int64(0)
+    cm = np.int64(0)
     m = watch
     while m != 0:
-        if port_stamp[g0 + _ctz(m)] > evt:
-            return True
+        lp = _ctz(m)
+        cm |= np.int64(port_stamp[g0 + lp] > evt) << lp
         m &= m - 1
-    return False
+    return cm
 
 
 @njit(cache=True, inline="always")
@@ -588,8 +651,13 @@ def _schedule(r, when, gen_t, gw_head, gw_next):
 
 
 # error_model="numpy": no division in the loop can be by zero, and without the
-# ZeroDivisionError paths the inlined route has fewer exits to clean up after
-@njit(cache=True, error_model="numpy")
+# ZeroDivisionError paths the inlined route has fewer exits to clean up after.
+# _nrt=False: no reference counting.  Every array is the caller's (the scratch
+# arrays ``visit`` and ``vorder`` too) and outlives the call; with the runtime
+# on, the array arguments of the inlined helpers (route, _touch, ...) cost an
+# atomic increment and decrement each per call, which refcount pruning cannot
+# pair up across their branches: half of the loop's time went there.
+@njit(cache=True, error_model="numpy", _nrt=False)
 def run_cycles(
     t0,
     t1,
@@ -620,6 +688,7 @@ def run_cycles(
     out_q,
     out_h,
     out_n,
+    ohead,
     out_port_n,
     out_used,
     xout_busy,
@@ -634,6 +703,7 @@ def run_cycles(
     src_q,
     src_h,
     src_n,
+    src_bits,
     inj_busy,
     ep_rank,
     # credit returns: timing wheel of input VCs, bucket = cycle % rows
@@ -677,6 +747,9 @@ def run_cycles(
     in_act,
     vis,
     rank_made,
+    # scratch: a switch's input ports and a port's VCs in visiting order
+    visit,
+    vorder,
 ):
     """Advance the simulation from ``t0`` to at most ``t1``; see module doc."""
     phits = cf[C_P]
@@ -700,8 +773,6 @@ def run_cycles(
     bsrc_cap = src_q.shape[1]
     n_hist = lat_hist.shape[0]
     n_wheel = cwheel.shape[0]
-    visit = np.empty(pt, np.int64)  # a switch's input ports in visiting order
-    vorder = np.empty(vt, np.int64)  # VCs in visiting order
     t = t0
     if st[S_INIT] == 0:  # first call: open-loop first arrivals, closed-loop ranks active
         st[S_INIT] = 1
@@ -896,6 +967,7 @@ def run_cycles(
             pk[p, F_MEAS] = 1 if measured else 0
             src_q[e, (src_h[e] + src_n[e]) % bsrc_cap] = p
             src_n[e] += 1
+            src_bits[e >> 6] |= np.int64(1) << (e & 63)
             st[S_INJECTED] += 1
             st[S_IN_NET] += 1
             app_stats[a, 1] += 1  # packets created
@@ -922,15 +994,23 @@ def run_cycles(
         # only switches with a link that may start now: link_wake[g] is the
         # first cycle at which link g may send without a change of state
         # (credit returns and crossbar grants bring it forward)
-        # Switches of <= 64 ports walk the set bits of ``SW_OUTP`` (ascending,
-        # as the full sweep): a port outside it has no packet and a link wake-up
-        # of NEVER, which the sweep would skip without a draw.
+        # Switches of <= 64 ports first gather, in one branch-free pass over
+        # their ports' wake-ups, the mask of the ports due now and the earliest
+        # wake-up of the others, then walk the due ports' bits (ascending, as
+        # the full sweep).
         for s in range(n_sw):
             if swst[s, SW_LINK] > t:
                 continue
             w_s = NEVER
             wide = pt > 64
-            seq = swst[s, SW_OUTP]
+            g0 = s * pt
+            seq = np.int64(0)
+            if not wide:
+                for lp in range(pt):
+                    lw = link_wake[g0 + lp]
+                    due = lw <= t
+                    seq |= np.int64(due) << lp
+                    w_s = min(w_s, NEVER if due else lw)
             i = 0
             while True:
                 if wide:
@@ -943,7 +1023,7 @@ def run_cycles(
                         break
                     lp = _ctz(seq)
                     seq &= seq - 1
-                g = s * pt + lp
+                g = g0 + lp
                 lw = link_wake[g]
                 if lw > t:
                     w_s = min(w_s, lw)
@@ -963,12 +1043,13 @@ def run_cycles(
                 for k in range(vt):
                     v = vorder[k]
                     ovc = g * vt + v
-                    if out_n[ovc] == 0:
+                    rdy = ohead[ovc, OH_RDY]
+                    if rdy < 0:
+                        continue  # empty
+                    if rdy > t:
+                        nw = min(nw, rdy)
                         continue
-                    p = out_q[ovc, out_h[ovc]]
-                    if pk[p, F_READY] > t:
-                        nw = min(nw, pk[p, F_READY])
-                        continue
+                    p = ohead[ovc, OH_PKT]
                     if down >= 0:
                         dvc = down * vt + v
                         if credits[dvc] <= 0:
@@ -978,6 +1059,8 @@ def run_cycles(
                         _touch(g, pt, st, port_stamp, swst)
                         if in_n[dvc] == 0:
                             head[dvc, H_EVT] = -1  # a new head
+                            head[dvc, H_PKT] = p
+                            head[dvc, H_RDY] = t + lat
                         in_q[dvc, (in_h[dvc] + in_n[dvc]) % bin_cap] = p
                         in_n[dvc] += 1
                         in_port_n[down] += 1
@@ -997,6 +1080,12 @@ def run_cycles(
                             return STATUS_ERROR
                     out_h[ovc] = (out_h[ovc] + 1) % bout_cap
                     out_n[ovc] -= 1
+                    if out_n[ovc] > 0:
+                        q_ = out_q[ovc, out_h[ovc]]
+                        ohead[ovc, OH_PKT] = q_
+                        ohead[ovc, OH_RDY] = pk[q_, F_READY]
+                    else:
+                        ohead[ovc, OH_RDY] = -1
                     out_port_n[g] -= 1
                     if measured:
                         link_phits[g] += phits
@@ -1084,29 +1173,32 @@ def run_cycles(
                 for k in range(vt):
                     v = vorder[k]
                     ivc = g * vt + v
-                    if in_n[ivc] == 0:
+                    rdy = head[ivc, H_RDY]
+                    if rdy < 0:
+                        continue  # empty
+                    if rdy > t:
+                        w_g = min(w_g, rdy)
                         continue
-                    p = in_q[ivc, in_h[ivc]]
-                    if pk[p, F_READY] > t:
-                        w_g = min(w_g, pk[p, F_READY])
-                        continue
+                    p = head[ivc, H_PKT]
                     he = head[ivc, H_EVT]
+                    cm = np.int64(0)  # its candidate ports changed since ``he``
                     if he >= 0:
                         if t >= head[ivc, H_WAKE]:
                             head[ivc, H_EVT] = -1  # time-triggered: evaluate in full
-                        elif swst[s, SW_EVT] <= he or not _watched_changed(
-                            head[ivc, H_WATCH], s * pt, pt, port_stamp, he
-                        ):
-                            head[ivc, H_EVT] = st[S_EVT]  # still certain: move the mark on
-                            w_g = min(w_g, head[ivc, H_WAKE])
-                            m_g |= head[ivc, H_WATCH]
-                            continue  # none of its candidate ports changed: fails for sure
+                        else:
+                            if swst[s, SW_EVT] > he:
+                                cm = _changed_mask(head[ivc, H_WATCH], s * pt, pt, port_stamp, he)
+                            if cm == 0:  # none of its candidate ports changed: fails for sure
+                                head[ivc, H_EVT] = st[S_EVT]  # still certain: move the mark on
+                                w_g = min(w_g, head[ivc, H_WAKE])
+                                m_g |= head[ivc, H_WATCH]
+                                continue
                     # one call site (route is inlined): a check call that asks
                     # for a full evaluation (-2) loops once more in full
                     while True:
                         olp, ov, der = route(
                             s, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm,
-                            out_down_in, credits, bin_cap, head, ivc, port_stamp, port_occ,
+                            out_down_in, credits, bin_cap, head, ivc, port_stamp, port_occ, cm,
                         )
                         if olp != -2:
                             break
@@ -1118,6 +1210,12 @@ def run_cycles(
                         continue
                     in_h[ivc] = (in_h[ivc] + 1) % bin_cap
                     in_n[ivc] -= 1
+                    if in_n[ivc] > 0:
+                        q_ = in_q[ivc, in_h[ivc]]
+                        head[ivc, H_PKT] = q_
+                        head[ivc, H_RDY] = pk[q_, F_READY]
+                    else:
+                        head[ivc, H_RDY] = -1
                     in_port_n[g] -= 1
                     swst[s, SW_IN] -= 1
                     if in_port_n[g] == 0 and pt <= 64:
@@ -1140,6 +1238,9 @@ def run_cycles(
                     go = s * pt + olp
                     xout_busy[go] = done
                     ovc = go * vt + ov
+                    if out_n[ovc] == 0:
+                        ohead[ovc, OH_PKT] = p
+                        ohead[ovc, OH_RDY] = t + rdel
                     out_q[ovc, (out_h[ovc] + out_n[ovc]) % bout_cap] = p
                     out_n[ovc] += 1
                     out_used[ovc] += 1
@@ -1165,49 +1266,58 @@ def run_cycles(
             swst[s, SW_WAKE] = w_s
             swst[s, SW_WATCH] = m_s
         # --------------------------------------------------------- 4 injection
-        n_ep = src_n.shape[0]
-        for e in range(n_ep):
-            if src_n[e] == 0 or inj_busy[e] > t:
-                continue
-            p = src_q[e, src_h[e]]
-            s = e // c
-            g = s * pt + pn + e % c
-            base = pk[p, F_VCSET] * v_set
-            best = -1
-            best_cr = 0
-            for v in range(base, base + v_set):
-                cr = credits[g * vt + v]
-                if cr > best_cr:
-                    best_cr = cr
-                    best = v
-            if best < 0:
-                continue
-            ivc = g * vt + best
-            credits[ivc] -= 1
-            if in_n[ivc] == 0:
-                head[ivc, H_EVT] = -1
-            in_q[ivc, (in_h[ivc] + in_n[ivc]) % bin_cap] = p
-            in_n[ivc] += 1
-            in_port_n[g] += 1
-            swst[s, SW_IN] += 1
-            swst[s, SW_INP] |= _bit(pn + e % c, pt)
-            if ip_wake[g] > t + lat:
-                ip_wake[g] = t + lat
-            if swst[s, SW_WAKE] > t + lat:
-                swst[s, SW_WAKE] = t + lat
-            pk[p, F_READY] = t + lat
-            src_h[e] = (src_h[e] + 1) % bsrc_cap
-            src_n[e] -= 1
-            inj_busy[e] = t + phits
-            r = ep_rank[e]  # its rank may have waited for room in the queue
-            if app_kind[rank_app[r]] <= K_FIXED:
-                if gen_t[r] < 0 and rank_left[r] > 0:  # trials resume next cycle
-                    _schedule(r, t + _geometric(rng, app_prob[rank_app[r]]), gen_t, gw_head,
-                              gw_next)
-            elif in_act[r] == 0:
-                in_act[r] = 1
-                act[st[S_NACT]] = r
-                st[S_NACT] += 1
+        # the endpoints with a queued packet, in ascending order (the set bits
+        # of ``src_bits``): the others would be passed over without a draw
+        for wi in range(src_bits.shape[0]):
+            m_e = src_bits[wi]
+            while m_e != 0:
+                e = wi * 64 + _ctz(m_e)
+                m_e &= m_e - 1
+                if inj_busy[e] > t:
+                    continue
+                p = src_q[e, src_h[e]]
+                s = e // c
+                g = s * pt + pn + e % c
+                base = pk[p, F_VCSET] * v_set
+                best = -1
+                best_cr = 0
+                for v in range(base, base + v_set):
+                    cr = credits[g * vt + v]
+                    if cr > best_cr:
+                        best_cr = cr
+                        best = v
+                if best < 0:
+                    continue
+                ivc = g * vt + best
+                credits[ivc] -= 1
+                if in_n[ivc] == 0:
+                    head[ivc, H_EVT] = -1
+                    head[ivc, H_PKT] = p
+                    head[ivc, H_RDY] = t + lat
+                in_q[ivc, (in_h[ivc] + in_n[ivc]) % bin_cap] = p
+                in_n[ivc] += 1
+                in_port_n[g] += 1
+                swst[s, SW_IN] += 1
+                swst[s, SW_INP] |= _bit(pn + e % c, pt)
+                if ip_wake[g] > t + lat:
+                    ip_wake[g] = t + lat
+                if swst[s, SW_WAKE] > t + lat:
+                    swst[s, SW_WAKE] = t + lat
+                pk[p, F_READY] = t + lat
+                src_h[e] = (src_h[e] + 1) % bsrc_cap
+                src_n[e] -= 1
+                if src_n[e] == 0:
+                    src_bits[e >> 6] &= ~(np.int64(1) << (e & 63))
+                inj_busy[e] = t + phits
+                r = ep_rank[e]  # its rank may have waited for room in the queue
+                if app_kind[rank_app[r]] <= K_FIXED:
+                    if gen_t[r] < 0 and rank_left[r] > 0:  # trials resume next cycle
+                        _schedule(r, t + _geometric(rng, app_prob[rank_app[r]]), gen_t, gw_head,
+                                  gw_next)
+                elif in_act[r] == 0:
+                    in_act[r] = 1
+                    act[st[S_NACT]] = r
+                    st[S_NACT] += 1
         t += 1
         if n_fin > 0 and st[S_APPS_DONE] >= n_fin:
             st[S_CYCLE] = t

@@ -13,7 +13,7 @@ from .results import AppResult, SimResult
 from .rng import new_state
 from .routing import N_FIELDS, ROUTING_CODES, vc_classes
 from .scenarios import build_apps, build_partitions
-from .traffic import AppSpec, build_traffic
+from .traffic import AppSpec, TrafficTables, build_traffic
 
 __all__ = ["simulate"]
 
@@ -66,57 +66,87 @@ def _run(
     apps: list[AppSpec],
     progress: Callable[[float], None] | None,
 ) -> SimResult:
+    """Build the loop's tables, run it chunk by chunk, check and summarise."""
     tr = build_traffic(apps, config.packet_phits, config.concentration, config.seed,
                        all2all_rounds=config.all2all_schedule == "rounds",
                        stencil_wrap=config.stencil_wrap)
-    n_sets = max(a.vc_set for a in apps) + 1
-    v_set = config.vcs
-    vt = v_set * n_sets
-    phits = config.packet_phits
-    xb = -(-phits // config.speedup)
-    lat = config.link_latency
-    n_ports = net.ports
-    n_ep = net.endpoints
-    n_ranks = len(tr.rank_ep)
+    vt = config.vcs * (max(a.vc_set for a in apps) + 1)
     n_fin = int(np.count_nonzero(tr.app_total > 0))
     meas = config.warmup_cycles if n_fin == 0 else 0
-    nvc = n_ports * vt
-    i32, i64 = np.int32, np.int64
+    prm = _routing_params(config, net, vt)
+    cf = _cycle_params(config, net, meas, n_fin)
+    pool = _packet_pool(config, net, len(tr.rank_ep))
+    state = _network_state(config, net, vt, tr.rank_ep)
+    ranks = _rank_state(tr, len(apps))
+    t = _run_chunks(config, net, tr, prm, cf, pool, state, ranks, progress)
+    _check_conservation(pool["st"], pool["pk"].shape[0], state)
+    _check_port_occupancy(net, vt, config.input_buffer_packets, state)
+    if progress is not None:
+        progress(1.0)
+    return _summarise(config, net, apps, pool["st"], t, meas, ranks["app_stats"],
+                      ranks["app_done"], ranks["lat_hist"], state)
 
-    prm = np.zeros(L.PRM_SIDES + config.dims, i64)
+
+def _routing_params(config: SimConfig, net: Network, vt: int) -> np.ndarray:
+    """The loop's routing parameter array ``prm`` (``loop.PRM_*`` and the first ten)."""
+    prm = np.zeros(L.PRM_SIDES + config.dims, np.int64)
     prm[:10] = [
         config.concentration,
         net.ports_per_switch,
         net.net_ports,
         config.dims,
-        v_set,
+        config.vcs,
         vt,
         config.output_buffer_packets,
         ROUTING_CODES[config.routing],
         vc_classes(config.routing, config.dims),
-        phits,
+        config.packet_phits,
     ]
     prm[L.PRM_OCCUPANCY] = 1 if config.occupancy == "port_vc" else 0
     prm[L.PRM_CHOICE] = 1 if config.port_choice == "fallback" else 0
     prm[L.PRM_SIDES:] = net.sides
-    cf = np.zeros(L.N_CF, i64)
-    cf[L.C_P], cf[L.C_L], cf[L.C_R], cf[L.C_XB] = phits, lat, config.router_latency, xb
+    return prm
+
+
+def _cycle_params(config: SimConfig, net: Network, meas: int, n_fin: int) -> np.ndarray:
+    """The loop's timing and size parameter array ``cf`` (``loop.C_*``)."""
+    phits = config.packet_phits
+    cf = np.zeros(L.N_CF, np.int64)
+    cf[L.C_P], cf[L.C_L], cf[L.C_R] = phits, config.link_latency, config.router_latency
+    cf[L.C_XB] = -(-phits // config.speedup)  # cycles for a packet to cross the crossbar
     cf[L.C_BIN], cf[L.C_BSRC] = config.input_buffer_packets, config.source_queue_packets
     cf[L.C_ALLOC] = 1 if config.allocator == "round_robin" else 0
-    cf[L.C_S], cf[L.C_E], cf[L.C_MEAS], cf[L.C_NFIN] = net.switches, n_ep, meas, n_fin
-    cf[L.C_NPORTS] = n_ports
+    cf[L.C_S], cf[L.C_E], cf[L.C_MEAS], cf[L.C_NFIN] = net.switches, net.endpoints, meas, n_fin
+    cf[L.C_NPORTS] = net.ports
+    return cf
 
-    npool = n_ranks + 2 + _POOL_PER_ENDPOINT * n_ep + _POOL_EXTRA
-    pk = np.zeros((npool, N_FIELDS), i32)
-    free_stack = np.arange(npool - 1, -1, -1, dtype=i32)
-    st = np.zeros(L.N_ST, i64)
+
+def _packet_pool(config: SimConfig, net: Network, n_ranks: int) -> dict:
+    """Packet records, their free stack, the loop's counters and its generator.
+
+    A dict because the pool is replaced when it grows (``_grow``).
+    """
+    npool = n_ranks + 2 + _POOL_PER_ENDPOINT * net.endpoints + _POOL_EXTRA
+    st = np.zeros(L.N_ST, np.int64)
     st[L.S_FREE] = npool
-    rng = new_state(np.random.SeedSequence([config.seed, 0x51]).generate_state(1)[0])
+    return dict(
+        pk=np.zeros((npool, N_FIELDS), np.int32),
+        free_stack=np.arange(npool - 1, -1, -1, dtype=np.int32),
+        st=st,
+        rng=new_state(np.random.SeedSequence([config.seed, 0x51]).generate_state(1)[0]),
+    )
+
+
+def _network_state(config: SimConfig, net: Network, vt: int, rank_ep: np.ndarray) -> dict:
+    """Buffers, counters and event queues of every port, switch and endpoint."""
+    i32, i64 = np.int32, np.int64
+    n_ports, n_ep, nvc = net.ports, net.endpoints, net.ports * vt
+    phits, lat = config.packet_phits, config.link_latency
 
     def z(n: int, dt: type = i32) -> np.ndarray:
         return np.zeros(n, dt)
 
-    state = dict(
+    return dict(
         in_q=np.zeros((nvc, config.input_buffer_packets), i32),
         in_h=z(nvc),
         in_n=z(nvc),
@@ -130,6 +160,7 @@ def _run(
         out_q=np.zeros((nvc, config.output_buffer_packets), i32),
         out_h=z(nvc),
         out_n=z(nvc),
+        ohead=np.full((nvc, L.N_OH), -1, i64),
         out_port_n=z(n_ports),
         out_used=z(nvc),
         xout_busy=z(n_ports, i64),
@@ -144,63 +175,70 @@ def _run(
         src_q=np.zeros((n_ep, config.source_queue_packets), i32),
         src_h=z(n_ep),
         src_n=z(n_ep),
+        src_bits=z((n_ep + 63) // 64, i64),  # endpoints with a queued packet
         inj_busy=z(n_ep, i64),
-        ep_rank=_endpoint_ranks(tr.rank_ep, n_ep),
+        ep_rank=_endpoint_ranks(rank_ep, n_ep),
         cwheel=np.zeros((phits + lat + 2, n_ports), i32),
         cwheel_n=z(phits + lat + 2),
         sfifo=np.zeros((n_ports * 2 + 16, 2), i64),
         dfifo=np.zeros((n_ep * (lat // phits + 3), 2), i64),
+        # the loop's scratch: a switch's input ports and a port's VCs in visiting order
+        visit=np.empty(net.ports_per_switch, i64),
+        vorder=np.empty(vt, i64),
     )
-    app_stats = np.zeros((len(apps), 8), i64)
-    app_done = np.full(len(apps), -1, i64)
-    lat_hist = z(_HIST_BINS, i64)
-    recv = z(len(tr.expect), i64)
-    rank_left = tr.rank_left.copy()
-    rank_m = tr.rank_m.copy()
-    rank_mleft = tr.rank_mleft.copy()
-    rank_dt = z(n_ranks, i64)
-    gen = dict(
+
+
+def _rank_state(tr: TrafficTables, n_apps: int) -> dict:
+    """Per-application statistics and the per-rank progress and generation schedule."""
+    i64 = np.int64
+    n_ranks = len(tr.rank_ep)
+    return dict(
+        app_stats=np.zeros((n_apps, 8), i64),
+        app_done=np.full(n_apps, -1, i64),
+        lat_hist=np.zeros(_HIST_BINS, i64),
+        recv=np.zeros(len(tr.expect), i64),
+        rank_left=tr.rank_left.copy(),
+        rank_m=tr.rank_m.copy(),
+        rank_mleft=tr.rank_mleft.copy(),
+        rank_dt=np.zeros(n_ranks, i64),
         gen_t=np.full(n_ranks, -1, i64),
         gw_head=np.full(L.GEN_WHEEL, -1, i64),
         gw_next=np.full(n_ranks, -1, i64),
-        act=z(n_ranks, i64),
+        act=np.zeros(n_ranks, i64),
         in_act=np.zeros(n_ranks, np.int8),
-        vis=z(n_ranks, i64),
+        vis=np.zeros(n_ranks, i64),
         rank_made=np.full(n_ranks, -1, i64),
     )
 
+
+def _run_chunks(
+    config: SimConfig,
+    net: Network,
+    tr: TrafficTables,
+    prm: np.ndarray,
+    cf: np.ndarray,
+    pool: dict,
+    state: dict,
+    ranks: dict,
+    progress: Callable[[float], None] | None,
+) -> int:
+    """Call the loop chunk by chunk until ``max_cycles`` or completion; the last cycle.
+
+    Chunks bound the time between progress reports; the pool grows (doubles)
+    whenever the loop asks for it.
+    """
     total_work = int(tr.app_total[tr.app_total > 0].sum())
-    chunk = max(16, min(2048, _CHUNK_WORK // (nvc + n_ep)))
+    chunk = max(16, min(2048, _CHUNK_WORK // (len(state["in_n"]) + net.endpoints)))
+    app_stats = ranks["app_stats"]
     t = 0
-    status = L.STATUS_LIMIT
     while t < config.max_cycles:
         t1 = min(config.max_cycles, t + chunk)
-        status = L.run_cycles(
-            t, t1, cf, prm, st, rng,
-            net.coords, net.dim_base, net.out_down_in, net.in_up_out,
-            pk, free_stack,
-            state["in_q"], state["in_h"], state["in_n"], state["in_port_n"],
-            state["credits"], state["xin_busy"], state["in_rr"], state["head"],
-            state["ip_wake"], state["ip_watch"],
-            state["out_q"], state["out_h"], state["out_n"], state["out_port_n"],
-            state["out_used"], state["xout_busy"], state["link_busy"],
-            state["out_rr"], state["link_phits"], state["port_stamp"], state["link_wake"],
-            state["swst"], state["port_occ"],
-            state["src_q"], state["src_h"], state["src_n"], state["inj_busy"], state["ep_rank"],
-            state["cwheel"], state["cwheel_n"], state["sfifo"], state["dfifo"],
-            tr.app_kind, tr.app_prob, tr.app_rank0, tr.app_nranks, tr.app_vcset,
-            tr.app_total, tr.app_wait, tr.app_msize, app_stats, app_done, lat_hist,
-            tr.rank_ep, tr.rank_app, tr.rank_partner, rank_left, rank_m, rank_mleft,
-            rank_dt, tr.rank_msg_ptr, tr.msg_dst, tr.msg_size, tr.msg_step,
-            tr.rank_recv_ptr, recv, tr.expect,
-            gen["gen_t"], gen["gw_head"], gen["gw_next"], gen["act"], gen["in_act"],
-            gen["vis"], gen["rank_made"],
-        )  # fmt: skip
-        t = int(st[L.S_CYCLE])
+        status = _call_loop(t, t1, cf, prm, net, tr, pool, state, ranks)
+        t = int(pool["st"][L.S_CYCLE])
         if status == L.STATUS_ERROR:
             raise RuntimeError(f"internal event queue overflow at cycle {t}")
         if status == L.STATUS_GROW:
-            pk, free_stack = _grow(pk, free_stack, st)
+            pool["pk"], pool["free_stack"] = _grow(pool["pk"], pool["free_stack"], pool["st"])
             continue
         if progress is not None:
             frac = t / config.max_cycles
@@ -209,11 +247,36 @@ def _run(
             progress(min(1.0, frac))
         if status == L.STATUS_DONE:
             break
-    _check_conservation(st, pk.shape[0], state)
-    _check_port_occupancy(net, vt, config.input_buffer_packets, state)
-    if progress is not None:
-        progress(1.0)
-    return _summarise(config, net, apps, st, t, meas, app_stats, app_done, lat_hist, state)
+    return t
+
+
+def _call_loop(
+    t: int, t1: int, cf: np.ndarray, prm: np.ndarray, net: Network, tr: TrafficTables,
+    pool: dict, state: dict, ranks: dict,
+) -> int:  # fmt: skip
+    """One call of :func:`loop.run_cycles` from ``t`` to at most ``t1``; its status."""
+    s, r = state, ranks
+    return L.run_cycles(
+        t, t1, cf, prm, pool["st"], pool["rng"],
+        net.coords, net.dim_base, net.out_down_in, net.in_up_out,
+        pool["pk"], pool["free_stack"],
+        s["in_q"], s["in_h"], s["in_n"], s["in_port_n"],
+        s["credits"], s["xin_busy"], s["in_rr"], s["head"],
+        s["ip_wake"], s["ip_watch"],
+        s["out_q"], s["out_h"], s["out_n"], s["ohead"], s["out_port_n"],
+        s["out_used"], s["xout_busy"], s["link_busy"],
+        s["out_rr"], s["link_phits"], s["port_stamp"], s["link_wake"],
+        s["swst"], s["port_occ"],
+        s["src_q"], s["src_h"], s["src_n"], s["src_bits"], s["inj_busy"], s["ep_rank"],
+        s["cwheel"], s["cwheel_n"], s["sfifo"], s["dfifo"],
+        tr.app_kind, tr.app_prob, tr.app_rank0, tr.app_nranks, tr.app_vcset,
+        tr.app_total, tr.app_wait, tr.app_msize, r["app_stats"], r["app_done"], r["lat_hist"],
+        tr.rank_ep, tr.rank_app, tr.rank_partner, r["rank_left"], r["rank_m"], r["rank_mleft"],
+        r["rank_dt"], tr.rank_msg_ptr, tr.msg_dst, tr.msg_size, tr.msg_step,
+        tr.rank_recv_ptr, r["recv"], tr.expect,
+        r["gen_t"], r["gw_head"], r["gw_next"], r["act"], r["in_act"],
+        r["vis"], r["rank_made"], s["visit"], s["vorder"],
+    )  # fmt: skip
 
 
 def _switch_table(n_sw: int) -> np.ndarray:

@@ -139,40 +139,59 @@ def kernel_messages(
     >>> kernel_messages("stencil4", 4, 1, np.random.default_rng(0), wrap=True)[0][0]
     [(1, 1, 0), (1, 1, 0), (2, 1, 0), (2, 1, 0)]
     """
-    m = message_packets
     if pattern == "allreduce":
-        lg = k.bit_length() - 1
-        msgs = [[] for _ in range(k)]
-        for r in range(k):
-            for j in range(lg):
-                msgs[r].append((r ^ (1 << j), max(1, m >> j), j))
-            for j in range(lg):
-                b = lg - 1 - j
-                msgs[r].append((r ^ (1 << b), max(1, m >> b), lg + j))
-        return msgs, 2 * lg, True
+        return _allreduce_messages(k, message_packets), 2 * (k.bit_length() - 1), True
     if pattern in ("stencil4", "stencil8"):
-        px, py = stencil_grid(k)
-        offs = [(1, 0), (-1, 0), (0, 1), (0, -1)]
-        if pattern == "stencil8":
-            offs += [(1, 1), (1, -1), (-1, 1), (-1, -1)]
-        msgs = []
-        for r in range(k):
-            y, x = divmod(r, px)
-            if wrap:
-                msgs.append([(((y + dy) % py) * px + (x + dx) % px, m, 0) for dx, dy in offs])
-            else:  # the study's neighbour sets: ranks on the border have fewer
-                msgs.append([((y + dy) * px + x + dx, m, 0) for dx, dy in offs
-                             if 0 <= x + dx < px and 0 <= y + dy < py])
-        return msgs, 1, False
+        return _stencil_messages(pattern, k, message_packets, wrap), 1, False
     if pattern == "random_involution":
-        order = rng.permutation(k)
-        msgs = [[] for _ in range(k)]
-        for i in range(0, k - 1, 2):
-            a, b = int(order[i]), int(order[i + 1])
-            msgs[a].append((b, m, 0))
-            msgs[b].append((a, m, 0))
-        return msgs, 1, False
+        return _involution_messages(k, message_packets, rng), 1, False
     raise ValueError(f"pattern: not a listed kernel: {pattern!r}")
+
+
+def _allreduce_messages(k: int, m: int) -> list[list[tuple[int, int, int]]]:
+    """Rabenseifner's all-reduce: reduce-scatter steps with halving sizes, then
+    the all-gather in reverse order (step ``s`` waits for step ``s - 1``)."""
+    lg = k.bit_length() - 1
+    msgs: list[list[tuple[int, int, int]]] = [[] for _ in range(k)]
+    for r in range(k):
+        for j in range(lg):
+            msgs[r].append((r ^ (1 << j), max(1, m >> j), j))
+        for j in range(lg):
+            b = lg - 1 - j
+            msgs[r].append((r ^ (1 << b), max(1, m >> b), lg + j))
+    return msgs
+
+
+def _stencil_messages(pattern: str, k: int, m: int, wrap: bool) -> list[list[tuple[int, int, int]]]:
+    """One message to each grid neighbour (4 or 8); without ``wrap`` ranks on
+    the border have fewer, as in the study."""
+    px, py = stencil_grid(k)
+    offs = [(1, 0), (-1, 0), (0, 1), (0, -1)]
+    if pattern == "stencil8":
+        offs += [(1, 1), (1, -1), (-1, 1), (-1, -1)]
+    msgs = []
+    for r in range(k):
+        y, x = divmod(r, px)
+        if wrap:
+            msgs.append([(((y + dy) % py) * px + (x + dx) % px, m, 0) for dx, dy in offs])
+        else:  # the study's neighbour sets: ranks on the border have fewer
+            msgs.append([((y + dy) * px + x + dx, m, 0) for dx, dy in offs
+                         if 0 <= x + dx < px and 0 <= y + dy < py])
+    return msgs
+
+
+def _involution_messages(
+    k: int, m: int, rng: np.random.Generator
+) -> list[list[tuple[int, int, int]]]:
+    """A random perfect matching (one idle rank when ``k`` is odd); partners
+    exchange one message."""
+    order = rng.permutation(k)
+    msgs: list[list[tuple[int, int, int]]] = [[] for _ in range(k)]
+    for i in range(0, k - 1, 2):
+        a, b = int(order[i]), int(order[i + 1])
+        msgs[a].append((b, m, 0))
+        msgs[b].append((a, m, 0))
+    return msgs
 
 
 def build_traffic(
@@ -185,99 +204,166 @@ def build_traffic(
     of one packet to every peer in shift order, so consecutive packets of a
     rank go to different peers) over ``M`` packets back to back per peer;
     ``stencil_wrap`` makes the stencil grid periodic (the study's is not).
+    The applications draw from one generator in their order (partners of
+    the permutations, the involution's matching).
     """
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x7A11C]))
-    n_apps = len(apps)
-    kind = np.zeros(n_apps, np.int32)
-    prob = np.zeros(n_apps, np.float64)
-    rank0 = np.zeros(n_apps, np.int64)
-    nranks = np.zeros(n_apps, np.int64)
-    vcset = np.zeros(n_apps, np.int32)
-    total = np.full(n_apps, -1, np.int64)
-    wait = np.zeros(n_apps, np.int32)
-    msize = np.ones(n_apps, np.int64)
-    rank_ep, rank_app, partner, left = [], [], [], []
-    rm, rmleft, msg_ptr, mdst, msz, mstep = [], [], [0], [], [], []
-    recv_ptr, expect = [0], []
-    r0 = 0
+    tables = _TableBuilder(len(apps))
     for a, app in enumerate(apps):
-        eps = np.asarray(app.endpoints, dtype=np.int64)
-        k = len(eps)
-        rank0[a], nranks[a], vcset[a] = r0, k, app.vc_set
-        msize[a] = app.message_packets
-        rank_ep.append(eps)
-        rank_app.append(np.full(k, a))
-        part = np.arange(k)
-        lft = np.zeros(k, np.int64)
-        msgs: list[list[tuple[int, int, int]]] = [[] for _ in range(k)]
-        steps = 0
+        k = len(app.endpoints)
         if app.pattern in ("uniform", "permutation", "switch_permutation"):
-            kind[a] = K_UNIFORM if app.pattern == "uniform" else K_FIXED
-            prob[a] = app.rate / packet_phits
-            ppt = app.packets_per_task
-            lft[:] = -1 if ppt is None else ppt
-            if ppt is not None:
-                total[a] = k * ppt
-            if app.pattern == "permutation":
-                part = sattolo(k, rng)
-            elif app.pattern == "switch_permutation":
-                g = concentration
-                if k // g >= 2:
-                    gperm = sattolo(k // g, rng)
-                    part = gperm[np.arange(k) // g] * g + np.arange(k) % g
-                else:
-                    part = sattolo(k, rng)
-            if app.role == "background":
-                wait[a] = -1
+            part = _open_loop_app(app, k, packet_phits, concentration, rng)
         elif app.pattern == "all2all":
-            kind[a] = K_ALL2ALL_ROUNDS if all2all_rounds else K_ALL2ALL
-            total[a] = k * (k - 1) * app.message_packets
+            part = _AppPart(kind=K_ALL2ALL_ROUNDS if all2all_rounds else K_ALL2ALL,
+                            total=k * (k - 1) * app.message_packets)
         else:
-            kind[a] = K_LIST
             msgs, steps, w = kernel_messages(app.pattern, k, app.message_packets, rng,
                                              wrap=stencil_wrap)
-            wait[a] = 1 if w else 0
-            total[a] = sum(s for ml in msgs for _, s, _ in ml)
-        partner.append(part + r0)
-        left.append(lft)
+            part = _AppPart(kind=K_LIST, total=sum(s for ml in msgs for _, s, _ in ml),
+                            wait=1 if w else 0, msgs=msgs, steps=steps)
+        tables.add(a, app, part)
+    return tables.tables()
+
+
+@dataclass
+class _AppPart:
+    """What an application's pattern adds to the tables (see :func:`build_traffic`).
+
+    ``partner`` and ``left`` are per rank (rank-local partner indices and
+    packets left, ``None``: identity and zeros); ``msgs`` the per-rank
+    message lists of a listed kernel (``None``: none).
+    """
+
+    kind: int
+    prob: float = 0.0
+    total: int = -1
+    wait: int = 0
+    partner: np.ndarray | None = None
+    left: np.ndarray | None = None
+    msgs: list[list[tuple[int, int, int]]] | None = None
+    steps: int = 0
+
+
+def _open_loop_app(
+    app: AppSpec, k: int, packet_phits: int, concentration: int, rng: np.random.Generator
+) -> _AppPart:
+    """An open-loop pattern: Bernoulli(rate / P) arrivals, to a uniform random
+    rank or to a fixed partner; ``packets_per_task`` bounds a task's packets."""
+    ppt = app.packets_per_task
+    return _AppPart(
+        kind=K_UNIFORM if app.pattern == "uniform" else K_FIXED,
+        prob=app.rate / packet_phits,
+        total=-1 if ppt is None else k * ppt,
+        wait=-1 if app.role == "background" else 0,
+        partner=_open_loop_partners(app.pattern, k, concentration, rng),
+        left=np.full(k, -1 if ppt is None else ppt, np.int64),
+    )
+
+
+def _open_loop_partners(
+    pattern: str, k: int, concentration: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Rank-local partners: a cyclic permutation of the ranks (``permutation``)
+    or of switch-sized groups (``switch_permutation``); the identity (unused)
+    for ``uniform``."""
+    if pattern == "permutation":
+        return sattolo(k, rng)
+    if pattern == "switch_permutation":
+        g = concentration
+        if k // g >= 2:
+            gperm = sattolo(k // g, rng)
+            return gperm[np.arange(k) // g] * g + np.arange(k) % g
+        return sattolo(k, rng)
+    return np.arange(k)
+
+
+class _TableBuilder:
+    """Accumulates the applications' parts, in order, into :class:`TrafficTables`."""
+
+    def __init__(self, n_apps: int) -> None:
+        self.kind = np.zeros(n_apps, np.int32)
+        self.prob = np.zeros(n_apps, np.float64)
+        self.rank0 = np.zeros(n_apps, np.int64)
+        self.nranks = np.zeros(n_apps, np.int64)
+        self.vcset = np.zeros(n_apps, np.int32)
+        self.total = np.full(n_apps, -1, np.int64)
+        self.wait = np.zeros(n_apps, np.int32)
+        self.msize = np.ones(n_apps, np.int64)
+        self.rank_ep: list[np.ndarray] = []
+        self.rank_app: list[np.ndarray] = []
+        self.partner: list[np.ndarray] = []
+        self.left: list[np.ndarray] = []
+        self.rm: list[int] = []
+        self.rmleft: list[int] = []
+        self.msg_ptr = [0]
+        self.mdst: list[int] = []
+        self.msz: list[int] = []
+        self.mstep: list[int] = []
+        self.recv_ptr = [0]
+        self.expect: list[np.ndarray] = []
+        self.r0 = 0
+
+    def add(self, a: int, app: AppSpec, part: _AppPart) -> None:
+        """Append application ``a`` (its ranks follow the previous ones')."""
+        eps = np.asarray(app.endpoints, dtype=np.int64)
+        k, r0 = len(eps), self.r0
+        self.rank0[a], self.nranks[a], self.vcset[a] = r0, k, app.vc_set
+        self.msize[a] = app.message_packets
+        self.kind[a], self.prob[a], self.total[a], self.wait[a] = (
+            part.kind, part.prob, part.total, part.wait)
+        self.rank_ep.append(eps)
+        self.rank_app.append(np.full(k, a))
+        self.partner.append((np.arange(k) if part.partner is None else part.partner) + r0)
+        self.left.append(np.zeros(k, np.int64) if part.left is None else part.left)
+        msgs = part.msgs if part.msgs is not None else [[] for _ in range(k)]
+        self._add_messages(app, msgs, part.steps)
+        self.r0 += k
+
+    def _add_messages(
+        self, app: AppSpec, msgs: list[list[tuple[int, int, int]]], steps: int
+    ) -> None:
+        """The ranks' message lists, first-message sizes and expected receives."""
+        k, r0 = len(msgs), self.r0
         for r in range(k):
-            rm.append(0 if app.pattern == "all2all" else len(mdst))
-            rmleft.append(msgs[r][0][1] if msgs[r] else app.message_packets)
+            self.rm.append(0 if app.pattern == "all2all" else len(self.mdst))
+            self.rmleft.append(msgs[r][0][1] if msgs[r] else app.message_packets)
             for d, sz, st in msgs[r]:
-                mdst.append(d + r0)
-                msz.append(sz)
-                mstep.append(st)
-            msg_ptr.append(len(mdst))
+                self.mdst.append(d + r0)
+                self.msz.append(sz)
+                self.mstep.append(st)
+            self.msg_ptr.append(len(self.mdst))
         exp_all = np.zeros((k, steps), np.int64)  # expected receives per (rank, step)
         for src in range(k):
             for d, sz, st in msgs[src]:
                 exp_all[d, st] += sz
-        expect.append(exp_all.ravel())
-        recv_ptr.extend((recv_ptr[-1] + steps * np.arange(1, k + 1)).tolist())
-        r0 += k
+        self.expect.append(exp_all.ravel())
+        self.recv_ptr.extend((self.recv_ptr[-1] + steps * np.arange(1, k + 1)).tolist())
 
-    def cat(parts: list, dtype: type) -> np.ndarray:
-        return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
+    def tables(self) -> TrafficTables:
+        """The flat tables of every application added."""
 
-    return TrafficTables(
-        app_kind=kind,
-        app_prob=prob,
-        app_rank0=rank0,
-        app_nranks=nranks,
-        app_vcset=vcset,
-        app_total=total,
-        app_wait=wait,
-        app_msize=msize,
-        rank_ep=cat(rank_ep, np.int64),
-        rank_app=cat(rank_app, np.int64),
-        rank_partner=cat(partner, np.int64),
-        rank_left=cat(left, np.int64),
-        rank_m=np.asarray(rm, np.int64),
-        rank_mleft=np.asarray(rmleft, np.int64),
-        rank_msg_ptr=np.asarray(msg_ptr, np.int64),
-        msg_dst=np.asarray(mdst, np.int64),
-        msg_size=np.asarray(msz, np.int64),
-        msg_step=np.asarray(mstep, np.int64),
-        rank_recv_ptr=np.asarray(recv_ptr, np.int64),
-        expect=cat(expect, np.int64) if expect else np.zeros(0, np.int64),
-    )
+        def cat(parts: list, dtype: type) -> np.ndarray:
+            return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
+
+        return TrafficTables(
+            app_kind=self.kind,
+            app_prob=self.prob,
+            app_rank0=self.rank0,
+            app_nranks=self.nranks,
+            app_vcset=self.vcset,
+            app_total=self.total,
+            app_wait=self.wait,
+            app_msize=self.msize,
+            rank_ep=cat(self.rank_ep, np.int64),
+            rank_app=cat(self.rank_app, np.int64),
+            rank_partner=cat(self.partner, np.int64),
+            rank_left=cat(self.left, np.int64),
+            rank_m=np.asarray(self.rm, np.int64),
+            rank_mleft=np.asarray(self.rmleft, np.int64),
+            rank_msg_ptr=np.asarray(self.msg_ptr, np.int64),
+            msg_dst=np.asarray(self.mdst, np.int64),
+            msg_size=np.asarray(self.msz, np.int64),
+            msg_step=np.asarray(self.mstep, np.int64),
+            rank_recv_ptr=np.asarray(self.recv_ptr, np.int64),
+            expect=cat(self.expect, np.int64) if self.expect else np.zeros(0, np.int64),
+        )
