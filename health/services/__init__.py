@@ -23,20 +23,17 @@ from health.services.estimation import (
     start_estimation,
     store_estimates,
 )
-from health.services.ingest import (
+from health.services.ingest import IngestResult, ingest_csv, ingest_payload, resolve_job
+from health.services.parsing import (
     MAX_ROWS,
     ErrorCollector,
-    IngestResult,
     ParsedRow,
     check_benchmark,
     check_node,
     check_seconds,
     check_units,
-    ingest_csv,
-    ingest_payload,
     parse_csv,
     parse_payload,
-    resolve_job,
 )
 from health.services.spares import (
     MAX_CURVE_POINTS,

@@ -16,7 +16,7 @@ from allocation.models import Machine
 from health import spares
 from health.constants import DEFAULT_WINDOW_DAYS
 from health.models import BenchmarkResult, Estimate, EstimationRun
-from health.services.ingest import ParsedRow, check_benchmark
+from health.services.parsing import ParsedRow, check_benchmark
 from health.services.window import check_window, window_runs
 from hxportal.runs import RunReporter, enqueue
 

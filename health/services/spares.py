@@ -14,7 +14,7 @@ from allocation.models import Allocation, AllocationRole, Job, Machine, Node, No
 from health import spares
 from health.models import Estimate
 from health.services.estimation import latest_estimate
-from health.services.ingest import ErrorCollector, check_node, check_seconds
+from health.services.parsing import ErrorCollector, check_node, check_seconds
 from health.services.suspects import machine_health
 from hxportal import hostlists
 

@@ -9,7 +9,7 @@ import pytest
 from allocation.models import Job, Machine
 from health import services as health
 from health.models import BenchmarkResult
-from health.services import ingest
+from health.services import parsing
 from hxportal import services as accounts
 from hxportal.models import TokenScope
 
@@ -277,7 +277,7 @@ def test_one_bad_row_stores_nothing_even_when_replacing(api, job):
 
 
 def test_row_limit_and_body_limit(api, job, settings, monkeypatch):
-    monkeypatch.setattr(ingest, "MAX_ROWS", 5)
+    monkeypatch.setattr(parsing, "MAX_ROWS", 5)
     response = api("operator").post("/api/v1/benchmarks/", upload(job.pk, NORMAL),
                                     format="json")
     assert response.status_code == 400 and "at most 5" in response.json()["errors"]["results"][0]

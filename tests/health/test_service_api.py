@@ -14,7 +14,7 @@ def test_every_exported_name_exists():
 
 def test_the_ingest_module_keeps_its_name():
     """The package re-exports ingest_payload and ingest_csv, not ``ingest``, so
-    ``health.services.ingest`` stays the module (tests patch its limits there)."""
+    ``health.services.ingest`` stays the module."""
     module = importlib.import_module("health.services.ingest")
     assert isinstance(health.ingest, types.ModuleType) and health.ingest is module
     assert "ingest" not in health.__all__

@@ -1,0 +1,123 @@
+"""The study preset at the study's volume on 1 and on 2 Celery worker processes.
+
+A real worker (``celery -A hxportal worker --concurrency=P``) runs an evenly
+spaced sample of the study preset's runs (``simulation.presets.study_configs``,
+all kernels, policies and sizes in proportion), created through the service
+like any run, against PostgreSQL and Redis. For each P it prints the wall time
+from the worker's start to the last finished run, the engine time the runs
+report, the speed-up over P = 1 measured in the same invocation, and the full
+preset's wall time extrapolated from the sample (runs x mean wall per run).
+
+Usage: python benchmarks/bench_study_workers.py [--runs 40] [--processes 1,2]
+       [--database-url postgres://postgres@127.0.0.1:5432/postgres]
+       [--broker redis://127.0.0.1:6379/13]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _databases import fresh_postgres
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _worker(processes: int, env: dict[str, str], log: Path) -> subprocess.Popen:
+    """Start a worker and return it once it says it is ready (engine warmed)."""
+    out = log.open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "hxportal", "worker", "--loglevel=INFO",
+         f"--concurrency={processes}", "--pool=prefork", "--without-gossip",
+         "--without-mingle", "--without-heartbeat", "-n", f"bench-{processes}@%h"],
+        cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while "ready." not in log.read_text():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"worker did not start:\n{log.read_text()[-2000:]}")
+        time.sleep(0.2)
+    return proc
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=60)
+
+
+def _sample(runs: int) -> tuple[list[dict], int]:
+    from simulation import presets
+
+    items = presets.study_configs(scale=1)
+    step = len(items) / runs
+    return [items[int(i * step)][1] for i in range(runs)], len(items)
+
+
+def _round(processes: int, configs: list[dict], env: dict[str, str], log: Path) -> dict:
+    """Create the sample's runs, let a P-process worker run them, time it."""
+    from hxportal.celery import app
+    from hxportal.models import TERMINAL_RUN_STATUSES
+    from simulation import services
+    from simulation.models import SimulationRun
+
+    SimulationRun.objects.all().delete()  # no stored result to reuse between rounds
+    app.control.purge()
+    ids = [services.start_run(config).pk for config in configs]
+    proc = _worker(processes, env, log)
+    start = time.monotonic()
+    try:
+        while SimulationRun.objects.filter(pk__in=ids).exclude(
+                status__in=TERMINAL_RUN_STATUSES).exists():
+            time.sleep(0.5)
+        wall = time.monotonic() - start
+    finally:
+        _stop(proc)
+    rows = list(SimulationRun.objects.filter(pk__in=ids).values_list("status", "result"))
+    engine = sum((result or {}).get("wall_seconds", 0.0) for _, result in rows)
+    failed = sum(status != "succeeded" for status, _ in rows)
+    return {"processes": processes, "wall": wall, "engine": engine, "failed": failed}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=40)
+    ap.add_argument("--processes", default="1,2")
+    ap.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/postgres")
+    ap.add_argument("--broker", default="redis://127.0.0.1:6379/13")
+    args = ap.parse_args()
+
+    url = fresh_postgres(args.database_url, "hxbench_study")
+    data_dir = tempfile.mkdtemp(prefix="hxbench-")
+    env = {**os.environ, "DATABASE_URL": url, "CELERY_BROKER_URL": args.broker,
+           "DJANGO_SETTINGS_MODULE": "hxportal.settings.local", "HX_DATA_DIR": data_dir,
+           "PYTHONUNBUFFERED": "1"}
+    os.environ.update(env)
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env,
+                   check=True)
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    configs, study_runs = _sample(args.runs)
+    print(f"study preset: {study_runs} runs at the study's volume; sample of {len(configs)}, "
+          f"evenly spaced; PostgreSQL + Redis, prefork worker")
+    print(f"{'processes':>9} {'wall s':>8} {'engine s':>9} {'s/run':>6} {'speed-up':>9} "
+          f"{'failed':>6}  full preset (extrapolated)")
+    base = None
+    for processes in (int(p) for p in args.processes.split(",")):
+        row = _round(processes, configs, env, Path(data_dir) / f"worker-{processes}.log")
+        base = base or row["wall"]
+        per_run = row["wall"] / len(configs)
+        full = per_run * study_runs
+        print(f"{processes:>9} {row['wall']:>8.1f} {row['engine']:>9.1f} {per_run:>6.2f} "
+              f"{base / row['wall']:>8.2f}x {row['failed']:>6}  {full / 60:.0f} min")
+
+
+if __name__ == "__main__":
+    main()
