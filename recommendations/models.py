@@ -8,19 +8,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from hxportal.models import TrackedRun
+from recommendations.choices import RecommendationMethod, RecommendationStatus
 from recommendations.constants import PREDICT_POLICY_TASK
-
-
-class RecommendationStatus(models.TextChoices):
-    COMPUTING = "computing", "Computing"
-    READY = "ready", "Ready"
-    ACCEPTED = "accepted", "Accepted"
-    FAILED = "failed", "Failed"
-
-
-class RecommendationMethod(models.TextChoices):
-    SIMULATION = "simulation", "Simulated on the live occupancy"
-    ANALYTIC = "analytic", "Analytic score (partition bandwidth and locality)"
 
 
 class Recommendation(models.Model):

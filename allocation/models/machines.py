@@ -10,6 +10,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+from allocation.choices import NodeState
 from hxportal.validators import no_control_characters
 
 NAME_VALIDATOR = RegexValidator(
@@ -59,11 +60,6 @@ class Machine(models.Model):
     def shape(self) -> str:
         return "x".join(str(s) for s in self.sides) + f", c = {self.concentration}"
 
-
-class NodeState(models.TextChoices):
-    UP = "up", "Up"
-    DRAINED = "drained", "Drained"
-    DOWN = "down", "Down"
 
 
 class Node(models.Model):

@@ -163,11 +163,11 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # Several models have a "status" field with different choices: name each set.
     "ENUM_NAME_OVERRIDES": {
-        "JobStatusEnum": "allocation.models.jobs.JobStatus",
+        "JobStatusEnum": "allocation.choices.JobStatus",
         "RunStatusEnum": "hxportal.models.RunStatus",
-        "RecommendationStatusEnum": "recommendations.models.RecommendationStatus",
+        "RecommendationStatusEnum": "recommendations.choices.RecommendationStatus",
         "SweepStatusEnum": "simulation.models.SweepStatus",
-        "NodeStateEnum": "allocation.models.machines.NodeState",
+        "NodeStateEnum": "allocation.choices.NodeState",
     },
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }

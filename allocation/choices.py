@@ -1,0 +1,50 @@
+"""The allocation app's enumerations (stored values and their labels), used by
+models, forms, filters, serializers and services alike."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class CommPattern(models.TextChoices):
+    """A job's communication pattern, named as the simulator names it (one
+    vocabulary: ``simulation.engine.config.PATTERNS``); the hyphenated names
+    of earlier versions (``all-to-all``, ``stencil-4``, ...) are accepted on
+    input as aliases (:func:`allocation.patterns.canonical`)."""
+
+    ALL_TO_ALL = "all2all", "All-to-all"
+    ALL_REDUCE = "allreduce", "All-reduce"
+    STENCIL_4 = "stencil4", "Stencil (4 neighbours)"
+    STENCIL_8 = "stencil8", "Stencil (8 neighbours)"
+    RANDOM_INVOLUTION = "random_involution", "Random involution"
+    UNIFORM = "uniform", "Uniform"
+    UNKNOWN = "unknown", "Unknown"
+
+
+class JobStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    ALLOCATED = "allocated", "Allocated"
+    RUNNING = "running", "Running"
+    COMPLETED = "completed", "Completed"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+    @classmethod
+    def holding_nodes(cls) -> frozenset[str]:
+        return frozenset({cls.ALLOCATED, cls.RUNNING})
+
+    @classmethod
+    def terminal(cls) -> frozenset[str]:
+        return frozenset({cls.COMPLETED, cls.FAILED, cls.CANCELLED})
+
+
+class AllocationRole(models.TextChoices):
+    PRIMARY = "primary", "Primary"
+    SPARE = "spare", "Spare"
+    EXCLUDED = "excluded", "Excluded"
+
+
+class NodeState(models.TextChoices):
+    UP = "up", "Up"
+    DRAINED = "drained", "Drained"
+    DOWN = "down", "Down"
