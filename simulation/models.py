@@ -8,19 +8,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from hxportal.models import RunStatus, TrackedRun
+from simulation.choices import SweepStatus
 
 __all__ = ["SimulationRun", "Sweep", "SweepStatus"]
 
-
-class SweepStatus(models.TextChoices):
-    """Derived from the sweep's runs (see :meth:`Sweep.derive_status`); never stored."""
-
-    PENDING = "pending", "Pending"
-    RUNNING = "running", "Running"
-    SUCCEEDED = "succeeded", "Succeeded"
-    FAILED = "failed", "Finished with failures"
-    CANCELLED = "cancelled", "Cancelled"
-    EMPTY = "empty", "Empty"
 
 
 class Sweep(models.Model):

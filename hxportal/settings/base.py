@@ -166,7 +166,7 @@ SPECTACULAR_SETTINGS = {
         "JobStatusEnum": "allocation.choices.JobStatus",
         "RunStatusEnum": "hxportal.models.RunStatus",
         "RecommendationStatusEnum": "recommendations.choices.RecommendationStatus",
-        "SweepStatusEnum": "simulation.models.SweepStatus",
+        "SweepStatusEnum": "simulation.choices.SweepStatus",
         "NodeStateEnum": "allocation.choices.NodeState",
     },
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],

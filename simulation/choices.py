@@ -1,0 +1,16 @@
+"""The simulation app's enumerations (stored values and their labels)."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class SweepStatus(models.TextChoices):
+    """Derived from the sweep's runs (see :meth:`Sweep.derive_status`); never stored."""
+
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Finished with failures"
+    CANCELLED = "cancelled", "Cancelled"
+    EMPTY = "empty", "Empty"
