@@ -593,7 +593,7 @@ def _fifo_push(f, st, hi, ni, time, val):
     n = st[ni]
     if n >= cap:
         return False
-    j = (st[hi] + n) % cap
+    j = _wrap(st[hi] + n, cap)
     f[j, 0] = time
     f[j, 1] = val
     st[ni] = n + 1
@@ -601,14 +601,20 @@ def _fifo_push(f, st, hi, ni, time, val):
 
 
 @njit(cache=True, inline="always")
-def _touch(g, pt, st, port_stamp, swst):
-    """Record a change of output port ``g``'s occupancy or credits."""
+def _wrap(x, n):
+    """``x % n`` for ``0 <= x < 2 n`` (ring-buffer indices), without a division."""
+    return x - n if x >= n else x
+
+
+@njit(cache=True, inline="always")
+def _touch(g, s, lp, pt, st, port_stamp, swst):
+    """Record a change of output port ``g`` (local port ``lp`` of switch
+    ``s``)'s occupancy or credits."""
     e = st[S_EVT] + 1
     st[S_EVT] = e
     port_stamp[g] = e
-    s = g // pt
     swst[s, SW_EVT] = e
-    swst[s, SW_CHG] |= _bit(g - s * pt, pt)
+    swst[s, SW_CHG] |= _bit(lp, pt)
 
 
 @njit(cache=True, inline="always")
@@ -799,26 +805,30 @@ def run_cycles(
             credits[ivc] += 1
             uo = in_up_out[ivc // vt]
             if uo >= 0:  # the upstream port's cost changed and its link may send
+                su = uo // pt
+                lu = uo - su * pt
                 port_occ[uo] -= 1
-                _touch(uo, pt, st, port_stamp, swst)
+                _touch(uo, su, lu, pt, st, port_stamp, swst)
                 if link_wake[uo] > t:
                     link_wake[uo] = t
-                    swst[uo // pt, SW_OUTP] |= _bit(uo % pt, pt)
-                    if swst[uo // pt, SW_LINK] > t:
-                        swst[uo // pt, SW_LINK] = t
+                    swst[su, SW_OUTP] |= _bit(lu, pt)
+                    if swst[su, SW_LINK] > t:
+                        swst[su, SW_LINK] = t
         cwheel_n[b] = 0
         cap = sfifo.shape[0]
         while st[S_SF_N] > 0 and sfifo[st[S_SF_H], 0] <= t:
             ovc = sfifo[st[S_SF_H], 1]
-            st[S_SF_H] = (st[S_SF_H] + 1) % cap
+            st[S_SF_H] = _wrap(st[S_SF_H] + 1, cap)
             st[S_SF_N] -= 1
             out_used[ovc] -= 1
-            port_occ[ovc // vt] -= 1
-            _touch(ovc // vt, pt, st, port_stamp, swst)
+            go = ovc // vt
+            port_occ[go] -= 1
+            so = go // pt
+            _touch(go, so, go - so * pt, pt, st, port_stamp, swst)
         cap = dfifo.shape[0]
         while st[S_DF_N] > 0 and dfifo[st[S_DF_H], 0] <= t:
             p = dfifo[st[S_DF_H], 1]
-            st[S_DF_H] = (st[S_DF_H] + 1) % cap
+            st[S_DF_H] = _wrap(st[S_DF_H] + 1, cap)
             st[S_DF_N] -= 1
             a = pk[p, F_APP]
             st[S_DELIVERED] += 1
@@ -965,7 +975,7 @@ def run_cycles(
             pk[p, F_STEP] = step
             pk[p, F_DRANK] = dr
             pk[p, F_MEAS] = 1 if measured else 0
-            src_q[e, (src_h[e] + src_n[e]) % bsrc_cap] = p
+            src_q[e, _wrap(src_h[e] + src_n[e], bsrc_cap)] = p
             src_n[e] += 1
             src_bits[e >> 6] |= np.int64(1) << (e & 63)
             st[S_INJECTED] += 1
@@ -1056,12 +1066,12 @@ def run_cycles(
                             continue  # its credit return wakes the link
                         credits[dvc] -= 1
                         port_occ[g] += 1
-                        _touch(g, pt, st, port_stamp, swst)
+                        _touch(g, s, lp, pt, st, port_stamp, swst)
                         if in_n[dvc] == 0:
                             head[dvc, H_EVT] = -1  # a new head
                             head[dvc, H_PKT] = p
                             head[dvc, H_RDY] = t + lat
-                        in_q[dvc, (in_h[dvc] + in_n[dvc]) % bin_cap] = p
+                        in_q[dvc, _wrap(in_h[dvc] + in_n[dvc], bin_cap)] = p
                         in_n[dvc] += 1
                         in_port_n[down] += 1
                         sd = down // pt
@@ -1078,7 +1088,7 @@ def run_cycles(
                         if not _fifo_push(dfifo, st, S_DF_H, S_DF_N, t + lat + phits, p):
                             st[S_CYCLE] = t
                             return STATUS_ERROR
-                    out_h[ovc] = (out_h[ovc] + 1) % bout_cap
+                    out_h[ovc] = _wrap(out_h[ovc] + 1, bout_cap)
                     out_n[ovc] -= 1
                     if out_n[ovc] > 0:
                         q_ = out_q[ovc, out_h[ovc]]
@@ -1094,7 +1104,7 @@ def run_cycles(
                         st[S_CYCLE] = t
                         return STATUS_ERROR
                     if rr_alloc:
-                        out_rr[g] = (v + 1) % vt
+                        out_rr[g] = _wrap(v + 1, vt)
                     nw = t + phits
                     break
                 link_wake[g] = nw
@@ -1208,7 +1218,7 @@ def run_cycles(
                         w_g = min(w_g, head[ivc, H_WAKE])
                         m_g |= head[ivc, H_WATCH]
                         continue
-                    in_h[ivc] = (in_h[ivc] + 1) % bin_cap
+                    in_h[ivc] = _wrap(in_h[ivc] + 1, bin_cap)
                     in_n[ivc] -= 1
                     if in_n[ivc] > 0:
                         q_ = in_q[ivc, in_h[ivc]]
@@ -1241,13 +1251,13 @@ def run_cycles(
                     if out_n[ovc] == 0:
                         ohead[ovc, OH_PKT] = p
                         ohead[ovc, OH_RDY] = t + rdel
-                    out_q[ovc, (out_h[ovc] + out_n[ovc]) % bout_cap] = p
+                    out_q[ovc, _wrap(out_h[ovc] + out_n[ovc], bout_cap)] = p
                     out_n[ovc] += 1
                     out_used[ovc] += 1
                     port_occ[go] += 1
                     out_port_n[go] += 1
                     swst[s, SW_OUTP] |= _bit(olp, pt)
-                    _touch(go, pt, st, port_stamp, swst)
+                    _touch(go, s, olp, pt, st, port_stamp, swst)
                     if link_wake[go] > t + rdel:
                         link_wake[go] = t + rdel
                         if swst[s, SW_LINK] > t + rdel:
@@ -1256,7 +1266,7 @@ def run_cycles(
                     if der != 0:
                         pk[p, F_DER] += 1
                     if rr_alloc:
-                        in_rr[g] = (v + 1) % vt
+                        in_rr[g] = _wrap(v + 1, vt)
                     break
                 ip_wake[g] = w_g
                 ip_watch[g] = m_g
@@ -1294,7 +1304,7 @@ def run_cycles(
                     head[ivc, H_EVT] = -1
                     head[ivc, H_PKT] = p
                     head[ivc, H_RDY] = t + lat
-                in_q[ivc, (in_h[ivc] + in_n[ivc]) % bin_cap] = p
+                in_q[ivc, _wrap(in_h[ivc] + in_n[ivc], bin_cap)] = p
                 in_n[ivc] += 1
                 in_port_n[g] += 1
                 swst[s, SW_IN] += 1
@@ -1304,7 +1314,7 @@ def run_cycles(
                 if swst[s, SW_WAKE] > t + lat:
                     swst[s, SW_WAKE] = t + lat
                 pk[p, F_READY] = t + lat
-                src_h[e] = (src_h[e] + 1) % bsrc_cap
+                src_h[e] = _wrap(src_h[e] + 1, bsrc_cap)
                 src_n[e] -= 1
                 if src_n[e] == 0:
                     src_bits[e >> 6] &= ~(np.int64(1) << (e & 63))
