@@ -127,27 +127,37 @@ def main() -> None:
             new[row].append(_spawn(ROOT, row, args))
             if args.baseline:
                 old[row].append(_spawn(args.baseline.resolve(), row, args))
+    _report(rows, new, old if args.baseline else None)
+
+
+def _report(rows: list[str], new: dict[str, list[dict]],
+            old: dict[str, list[dict]] | None) -> None:
+    """Every row, its ratio to the baseline, and the targets' relative figures."""
     print(f"first call (numba cache load or compile + 200 cycles): "
           f"{new[rows[0]][0]['first_call']:.2f} s")
     for row in rows:
         print(f"{row}: {_describe(new[row])}")
-        if args.baseline:
+        if old:
             print(f"{row} (baseline): {_describe(old[row])}")
             r = _median(old[row], "wall") / _median(new[row], "wall")
             rc = _median(old[row], "cpu") / _median(new[row], "cpu")
             print(f"{row}: {r:.2f}x the baseline's speed (wall), {rc:.2f}x (CPU)")
-    for label, figs in (("new", new), ("baseline", old)):
-        if not figs.get("ref") or not figs["ref"]:
-            continue
-        ref_rate = figs["ref"][0]["cycles"] / _median(figs["ref"], "cpu")
-        ref_hops = figs["ref"][0]["phit_hops"] / _median(figs["ref"], "cpu")
-        if figs.get("sat"):
-            sat_rate = figs["sat"][0]["cycles"] / _median(figs["sat"], "cpu")
-            print(f"{label}: saturation cycles/s = {sat_rate / ref_rate:.2f} of the reference's")
-        if figs.get("big"):
-            big_hops = figs["big"][0]["phit_hops"] / _median(figs["big"], "cpu")
-            print(f"{label}: 16x16x16 phit-hops/s = {big_hops / ref_hops:.2f} of the reference's")
+    for label, figs in (("new", new), ("baseline", old or {})):
+        _relative_rates(label, figs)
 
+
+def _relative_rates(label: str, figs: dict[str, list[dict]]) -> None:
+    """sat's cycles/s and big's phit-hops/s as fractions of ref's (the targets' terms)."""
+    if not figs.get("ref"):
+        return
+    ref_rate = figs["ref"][0]["cycles"] / _median(figs["ref"], "cpu")
+    ref_hops = figs["ref"][0]["phit_hops"] / _median(figs["ref"], "cpu")
+    if figs.get("sat"):
+        sat_rate = figs["sat"][0]["cycles"] / _median(figs["sat"], "cpu")
+        print(f"{label}: saturation cycles/s = {sat_rate / ref_rate:.2f} of the reference's")
+    if figs.get("big"):
+        big_hops = figs["big"][0]["phit_hops"] / _median(figs["big"], "cpu")
+        print(f"{label}: 16x16x16 phit-hops/s = {big_hops / ref_hops:.2f} of the reference's")
 
 if __name__ == "__main__":
     main()
