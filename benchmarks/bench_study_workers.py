@@ -108,16 +108,20 @@ def main() -> None:
     print(f"study preset: {study_runs} runs at the study's volume; sample of {len(configs)}, "
           f"evenly spaced; PostgreSQL + Redis, prefork worker")
     print(f"{'processes':>9} {'wall s':>8} {'engine s':>9} {'s/run':>6} {'speed-up':>9} "
-          f"{'failed':>6}  full preset (extrapolated)")
-    base = None
+          f"{'failed':>6}  full preset (extrapolated)", flush=True)
+    rows = []
     for processes in (int(p) for p in args.processes.split(",")):
-        row = _round(processes, configs, env, Path(data_dir) / f"worker-{processes}.log")
-        base = base or row["wall"]
-        per_run = row["wall"] / len(configs)
-        full = per_run * study_runs
-        print(f"{processes:>9} {row['wall']:>8.1f} {row['engine']:>9.1f} {per_run:>6.2f} "
-              f"{base / row['wall']:>8.2f}x {row['failed']:>6}  {full / 60:.0f} min")
+        rows.append(_round(processes, configs, env, Path(data_dir) / f"worker-{processes}.log"))
+        _print(rows[-1], rows, len(configs), study_runs)
 
+
+def _print(row: dict, rows: list[dict], runs: int, study_runs: int) -> None:
+    """One line per worker size; the speed-up is over the one-process round."""
+    one = next((r["wall"] for r in rows if r["processes"] == 1), None)
+    speedup = f"{one / row['wall']:>8.2f}x" if one else f"{'-':>9}"
+    per_run = row["wall"] / runs
+    print(f"{row['processes']:>9} {row['wall']:>8.1f} {row['engine']:>9.1f} {per_run:>6.2f} "
+          f"{speedup} {row['failed']:>6}  {per_run * study_runs / 60:.0f} min", flush=True)
 
 if __name__ == "__main__":
     main()
