@@ -8,6 +8,7 @@ from django_filters import rest_framework as filters
 
 from allocation.layout import MAX_COORDINATE, MAX_DIMENSIONS
 from allocation.models import Allocation, Job, JobStatus, Machine, Node, NodeState
+from allocation.services import queries
 from hxportal.api.filters import HostlistFilter
 
 
@@ -47,7 +48,7 @@ class MachineFilterSet(filters.FilterSet):
 class NodeFilterSet(filters.FilterSet):
     machine = filters.CharFilter(field_name="machine__name", max_length=64)
     state = filters.MultipleChoiceFilter(choices=NodeState.choices)
-    hostlist = HostlistFilter(field_name="hostname", max_length=100_000)
+    hostlist = HostlistFilter(field_name="hostname", max_nodes=queries.hostlist_cap)
     switch = filters.NumberFilter(field_name="switch", min_value=0, max_value=1 << 40)
     coords = CoordsFilter(max_length=200)
     allocated = filters.BooleanFilter(method="filter_allocated")

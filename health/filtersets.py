@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.db.models import Q
 from django_filters import rest_framework as filters
 
+from allocation.services import queries
 from health.models import BenchmarkResult, Estimate, EstimationRun
 from hxportal import ownership
 from hxportal.api.filters import BoundedIsoDateTimeFilter, HostlistFilter
@@ -19,7 +20,7 @@ class BenchmarkResultFilterSet(filters.FilterSet):
     job = filters.CharFilter(method="filter_job", max_length=64,
                              help_text="Portal id or external id.")
     benchmark = filters.CharFilter(max_length=64)
-    hostlist = HostlistFilter(field_name="node__hostname", max_length=100_000)
+    hostlist = HostlistFilter(field_name="node__hostname", max_nodes=queries.hostlist_cap)
     since = BoundedIsoDateTimeFilter(field_name="measured_at", lookup_expr="gte")
     until = BoundedIsoDateTimeFilter(field_name="measured_at", lookup_expr="lte")
 

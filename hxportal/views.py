@@ -78,6 +78,12 @@ class ServiceFormView(FormView):
     def success_response(self, form: forms.Form, obj: Any) -> HttpResponseBase:
         return HttpResponseRedirect(self.get_success_url())
 
+    def form_invalid(self, form: forms.Form) -> HttpResponseBase:
+        """The form again with its errors, as a 400: the input was refused."""
+        response = super().form_invalid(form)
+        response.status_code = 400
+        return response
+
     def form_valid(self, form: forms.Form) -> HttpResponseBase:
         try:
             outcome = self.perform(form)
@@ -96,8 +102,8 @@ class FilteredListMixin:
     """A list page narrowed by ``filterset_class`` from the query string, whose
     ``page`` belongs to the pager (``templates/inc/pagination.html`` keeps the filters
     in its links). ``fixed`` filters override the query string's (a machine's node
-    list stays that machine's). Invalid filters list nothing; the template shows
-    ``filterset.errors``."""
+    list stays that machine's). Invalid filters list nothing and answer 400; the
+    template shows ``filterset.errors``."""
 
     filterset_class: type | None = None
 
@@ -111,6 +117,11 @@ class FilteredListMixin:
 
     def get_context_data(self, **kwargs):
         return super().get_context_data(filterset=self.filterset, **kwargs)
+
+    def render_to_response(self, context, **response_kwargs):
+        if self.filterset.errors:
+            response_kwargs.setdefault("status", 400)
+        return super().render_to_response(context, **response_kwargs)
 
 
 class RoleRequiredMixin:

@@ -178,7 +178,7 @@ class StudyCreateView(RoleRequiredMixin, SimulationFormView):
 
     def form_invalid(self, form):
         return self.render_to_response({"form": SweepForm(), "study_form": form,
-                                        "study_size": services.study_size()})
+                                        "study_size": services.study_size()}, status=400)
 
     def perform(self, form: StudyForm) -> Sweep:
         return services.start_study(user=self.request.user, scale=form.cleaned_data["scale"],

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.db.models import Count, Exists, OuterRef, QuerySet, Subquery
 
 from allocation.models import Allocation, Job, JobStatus, Machine, Node, NodeState
@@ -22,6 +25,16 @@ def nodes_with_job(queryset: QuerySet[Node] | None = None, reader=None) -> Query
 
 def machines() -> QuerySet[Machine]:
     return Machine.objects.order_by("name")
+
+
+def hostlist_cap(query: Mapping[str, Any]) -> int:
+    """The most nodes a ``?hostlist=`` filter may name: the node count of the
+    machine the query names, else of the largest machine (at least 1, so the
+    refusal reads sensibly on an empty portal)."""
+    named = Machine.objects.filter(name=query.get("machine") or "").only(
+        "sides", "concentration")
+    pool = named if named.exists() else Machine.objects.only("sides", "concentration")
+    return max([m.node_count for m in pool], default=1)
 
 
 def held_node_indices(machine: Machine) -> list[int]:

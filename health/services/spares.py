@@ -279,10 +279,19 @@ def job_times(job: Job, benchmark: str) -> list[tuple[str, float]]:
                 .order_by("seconds", "node__index").values_list("node__hostname", "seconds"))
 
 
+def _job_hostlist(job: Job, hostlist: str, field: str) -> list[str]:
+    """A hostlist about ``job``, capped by its machine's node count."""
+    try:
+        return hostlists.expand(hostlist, max_nodes=job.machine.node_count)
+    except hostlists.HostlistError as exc:
+        raise ValidationError({field: [str(exc)]}) from exc
+
+
 @transaction.atomic
 def record_selection(job: Job, keep: str, dropped: str) -> dict[str, int]:
     """Mark the job's active allocations: kept nodes primary, dropped nodes excluded."""
-    kept_names, dropped_names = set(hostlists.expand(keep)), set(hostlists.expand(dropped))
+    kept_names = set(_job_hostlist(job, keep, "keep"))
+    dropped_names = set(_job_hostlist(job, dropped, "dropped"))
     active = Allocation.objects.select_for_update().filter(
         job=job, released_at__isnull=True).select_related("node")
     counts = {AllocationRole.PRIMARY: 0, AllocationRole.EXCLUDED: 0}

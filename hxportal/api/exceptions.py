@@ -45,10 +45,10 @@ def exception_handler(exc, context):
         return response
     elif isinstance(exc, DataError):
         # Last line of defence: a value the database cannot store is the caller's error.
-        exc = ValidationError({"non_field_errors": [
-            f"a value is out of range for the database: {str(exc).splitlines()[0][:200]}"]})
+        # The database's own text names tables and values: never sent to clients.
+        exc = ValidationError({"non_field_errors": ["a value is out of range for the database"]})
     elif isinstance(exc, IntegrityError):
-        exc = Conflict(f"Conflicts with existing data: {str(exc).splitlines()[0][:200]}")
+        exc = Conflict("Conflicts with existing data (a unique value is already taken).")
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

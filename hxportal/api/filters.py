@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from datetime import timedelta
+from typing import Any
 
 from django import forms
 from django_filters import rest_framework as filters
@@ -15,16 +17,24 @@ ALWAYS_ALLOWED = {"limit", "offset", "format", "page"}
 
 
 class HostlistFormField(forms.CharField):
-    """A form field that accepts a hostlist and cleans to the list of hostnames."""
+    """A form field that accepts a hostlist and cleans to the list of hostnames,
+    refusing lists longer than ``max_nodes`` before anything is expanded."""
+
+    def __init__(self, *args, max_nodes: int = hostlists.MAX_HOSTLIST_NODES, **kwargs):
+        self.max_nodes = max_nodes
+        kwargs.setdefault("max_length", hostlists.MAX_HOSTLIST_CHARS)
+        super().__init__(*args, **kwargs)
 
     def clean(self, value):
         value = super().clean(value)
         if not value:
             return None
         try:
-            return hostlists.expand(value)
+            return hostlists.expand(value, max_nodes=self.max_nodes)
         except hostlists.HostlistError as exc:
-            raise forms.ValidationError(str(exc)) from exc
+            # As a parameter: the text may quote a '%', which django-filter would
+            # otherwise read as a format directive.
+            raise forms.ValidationError("%(problem)s", params={"problem": str(exc)}) from exc
 
 
 MAX_UTC_OFFSET = timedelta(hours=14)
@@ -46,9 +56,25 @@ class BoundedIsoDateTimeFilter(filters.IsoDateTimeFilter):
 
 
 class HostlistFilter(filters.Filter):
-    """``?hostlist=hx[001-016]`` filters on hostname membership."""
+    """``?hostlist=hx[001-016]`` filters on hostname membership.
+
+    ``max_nodes(data)`` gives the cap from the filter set's query data (the app
+    knows its machines: a machine's node count); a list longer than that is a 400
+    naming the field, refused before it is expanded."""
 
     field_class = HostlistFormField
+
+    def __init__(self, *args, max_nodes: Callable[[Mapping[str, Any]], int] | None = None,
+                 **kwargs):
+        self.max_nodes = max_nodes
+        super().__init__(*args, **kwargs)
+
+    @property
+    def field(self):
+        if not hasattr(self, "_field") and self.max_nodes is not None:
+            data = getattr(self.parent, "data", None) or {}
+            self.extra["max_nodes"] = self.max_nodes(data)
+        return super().field
 
     def filter(self, qs, value):
         if not value:

@@ -59,7 +59,7 @@ def test_upload_lists_row_level_errors_and_stores_nothing(client_for, job):
     text = csv_for(job, {"n01": 1.0, "n02": -3, "n03": "abc"})
     response = client_for("operator").post("/benchmarks/upload/", {"text": text})
     html = response.content.decode()
-    assert response.status_code == 200 and 'data-testid="row-errors"' in html
+    assert response.status_code == 400 and 'data-testid="row-errors"' in html
     assert "row 3, seconds" in html and "row 4, seconds" in html
     assert "nothing was stored" in html and BenchmarkResult.objects.count() == 0
     text = csv_for(job, {"n01": 1.0, "zz99": 1.0})

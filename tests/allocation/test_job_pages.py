@@ -50,7 +50,7 @@ def test_submit_form_reports_infeasible_size(client, users, hx):
     signed_in(client, users["operator"])
     response = client.post("/machines/hx/jobs/new/", {
         "name": "huge", "node_count": 600, "pattern": "uniform", "policy": "row", "seed": 0})
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert "only 512 nodes" in response.content.decode()
     assert not Job.objects.exists()
 

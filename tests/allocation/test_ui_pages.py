@@ -150,7 +150,7 @@ def test_machine_form_reports_a_bad_name_under_name(as_role):
     response = as_role("admin").post("/machines/new/", {
         "name": "1 bad", "sides": "2,2", "concentration": "2"})
     html = response.content.decode()
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert re.search(r'data-field="name">Use a letter first', html)
     assert 'data-field="hostname_pattern"' not in html
     with pytest.raises(Exception) as info:

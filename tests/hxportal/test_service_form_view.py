@@ -57,7 +57,7 @@ def test_success_flashes_and_redirects():
                                                ("bad", "not a good name")])
 def test_refusals_land_on_the_field_and_render_again(name, message):
     _, response = post(name)
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert response.context_data["form"].errors["name"] == [message]
 
 

@@ -41,7 +41,7 @@ def test_run_form_starts_a_run_and_shows_errors(client_for):
     assert response.status_code == 302 and response["Location"] == f"/simulation/runs/{run.pk}/"
     assert run.config["vcs"] == 6 and run.config["sides"] == [4, 4]
     bad = client.post("/simulation/runs/new/", {**form, "ranks": 999})
-    assert bad.status_code == 200 and b"999 ranks exceed the 64 endpoints" in bad.content
+    assert bad.status_code == 400 and b"999 ranks exceed the 64 endpoints" in bad.content
     unknown = client.post("/simulation/runs/new/", {**form, "extra": '{"colour": 1}'})
     assert b"colour: unknown configuration key" in unknown.content
     assert SimulationRun.objects.count() == 1
@@ -128,7 +128,7 @@ def test_sweep_and_study_forms(client_for, django_capture_on_commit_callbacks):
     bad = client.post("/simulation/sweeps/new/", {
         "name": "x", "base": json.dumps({**TINY, "scenario": "escalation"}),
         "replicas": "1,99"})
-    assert bad.status_code == 200 and b"point replicas=99" in bad.content
+    assert bad.status_code == 400 and b"point replicas=99" in bad.content
     with django_capture_on_commit_callbacks(execute=False):
         study = client.post("/simulation/sweeps/study/", {"scale": 1})
     assert study.status_code == 302
