@@ -26,13 +26,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ClusterShell.NodeSet import NodeSet
+from hxportal.hostlists import compress
 
 FORMATS = ("tree", "block", "features")
-
-
-def _compress(names: Sequence[str]) -> str:
-    return str(NodeSet.fromlist(list(names)))
 
 
 def _coords(switch: int, sides: Sequence[int]) -> list[int]:
@@ -61,13 +57,13 @@ def tree_topology(name: str, sides: Sequence[int], c: int, hostnames: Sequence[s
     switches = math.prod(sides)
     for s in range(switches):
         lines.append(f"SwitchName={_switch_name(name, _coords(s, sides))} "
-                     f"Nodes={_compress(hostnames[s * c:(s + 1) * c])}")
+                     f"Nodes={compress(hostnames[s * c:(s + 1) * c])}")
     per_row = sides[-1]
     for row in range(_rows(sides)):
         members = [_switch_name(name, _coords(row * per_row + k, sides)) for k in range(per_row)]
-        lines.append(f"SwitchName={name}_row{row} Switches={_compress(members)}")
+        lines.append(f"SwitchName={name}_row{row} Switches={compress(members)}")
     rows = [f"{name}_row{r}" for r in range(_rows(sides))]
-    lines.append(f"SwitchName={name}_root Switches={_compress(rows)}")
+    lines.append(f"SwitchName={name}_root Switches={compress(rows)}")
     return "\n".join(lines) + "\n"
 
 
@@ -76,7 +72,7 @@ def block_topology(name: str, sides: Sequence[int], c: int, hostnames: Sequence[
     row_nodes = sides[-1] * c
     for row in range(_rows(sides)):
         lines.append(f"BlockName={name}_row{row} "
-                     f"Nodes={_compress(hostnames[row * row_nodes:(row + 1) * row_nodes])}")
+                     f"Nodes={compress(hostnames[row * row_nodes:(row + 1) * row_nodes])}")
     sizes, size = [], row_nodes
     while size <= len(hostnames):
         sizes.append(str(size))
@@ -94,7 +90,7 @@ def node_features(name: str, sides: Sequence[int], c: int, hostnames: Sequence[s
         row = coords[-2] if len(coords) >= 2 else 0
         features = [f"hx_row{row}", f"hx_col{coords[-1]}"]
         features += [f"hx_d{k}_{v}" for k, v in enumerate(coords[:-2])]
-        lines.append(f"NodeName={_compress(hostnames[s * c:(s + 1) * c])} "
+        lines.append(f"NodeName={compress(hostnames[s * c:(s + 1) * c])} "
                      f"Features={','.join(features)}")
     return "\n".join(lines) + "\n"
 

@@ -49,6 +49,15 @@ def test_no_import_inside_a_function(app):
         "\n".join(found)
 
 
+def test_only_the_hostlist_module_uses_clustershell():
+    """ClusterShell resolves ``@group`` names by running a shell command; only
+    ``hxportal/hostlists.py`` may touch it, where the grammar and the no-group
+    resolver are."""
+    users = [str(p.relative_to(ROOT)) for p in MODULES
+             if "ClusterShell" in p.read_text(encoding="utf-8")]
+    assert users == ["hxportal/hostlists.py"]
+
+
 def test_the_scan_finds_a_function_level_import(tmp_path):
     module = tmp_path / "m.py"
     module.write_text("import os\n\n\ndef f():\n    from os import path\n    return path\n")
