@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from hxportal.views import RateLimitedLoginView, favicon
+from hxportal.views import favicon
 
 api_v1 = [
     path("", include("allocation.api.urls")),
@@ -16,7 +16,7 @@ api_v1 = [
 
 urlpatterns = [
     path("favicon.ico", favicon, name="favicon"),
-    path("login/", RateLimitedLoginView.as_view(), name="login"),
+    path("login/", auth_views.LoginView.as_view(), name="login"),  # throttled by axes
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/v1/", include((api_v1, "api"))),

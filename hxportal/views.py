@@ -1,22 +1,18 @@
-"""Framework pages: sign-in (rate limited), role-checked base views and the form page
-that hands its form to a service."""
+"""Framework pages: role-checked base views and the form page that hands its form to a
+service. Sign-in is Django's LoginView, throttled by django-axes (hxportal/signin.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django import forms
-from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
-from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpResponse, HttpResponsePermanentRedirect, HttpResponseRedirect
+from django.http import HttpResponsePermanentRedirect, HttpResponseRedirect
 from django.http.response import HttpResponseBase
 from django.shortcuts import resolve_url
 from django.templatetags.static import static
-from django.utils.decorators import method_decorator
 from django.views.generic import FormView
 
 from hxportal import ownership
@@ -146,30 +142,6 @@ class OwnedRowsMixin:
 
     def readable(self, queryset):
         return ownership.readable(queryset, self.request.user, self.owner_field)
-
-
-def _client_address(request) -> str:
-    return request.META.get("REMOTE_ADDR", "unknown")
-
-
-@method_decorator(login_not_required, name="dispatch")
-class RateLimitedLoginView(auth_views.LoginView):
-    """Django's login view, refusing an address after too many failed attempts a minute."""
-
-    def post(self, request, *args, **kwargs):
-        key = f"login-failures:{_client_address(request)}"
-        if cache.get(key, 0) >= settings.HX_LOGIN_FAILURES_PER_MINUTE:
-            return HttpResponse("Too many failed sign-in attempts; wait a minute.", status=429)
-        return super().post(request, *args, **kwargs)
-
-    def form_invalid(self, form):
-        key = f"login-failures:{_client_address(self.request)}"
-        if cache.add(key, 1, timeout=60) is False:
-            try:
-                cache.incr(key)
-            except ValueError:
-                cache.set(key, 1, timeout=60)
-        return super().form_invalid(form)
 
 
 @login_not_required

@@ -34,7 +34,8 @@ def pytest_runtest_setup(item):
 
 @pytest.fixture(autouse=True)
 def fresh_cache():
-    """Rate-limit counters and cached answers never leak from one test to the next."""
+    """Cached answers never leak from one test to the next (sign-in failure counts
+    live in the database, which is rolled back or flushed after each test)."""
     from django.core.cache import cache
 
     cache.clear()

@@ -54,7 +54,7 @@ RULES = {
 }
 # Pages: "ViewClass.METHOD" -> minimum role (None: open to anonymous)
 PAGE_RULES = {
-    "RateLimitedLoginView": None, "LogoutView": None,
+    "LoginView": None, "LogoutView": None,
     "OverviewView": V, "GlossaryView": V, "MachineCreateView": A, "MachineDetailView": V,
     "NodeListView": V,
     "NodeStateView": OP, "HealthIndexView": V, "MachineHealthView": V, "DrainSuspectView": OP,

@@ -7,6 +7,7 @@ installed; set them to PostgreSQL and Redis for a real deployment.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -33,6 +34,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_celery_beat",
+    "axes",
     "hxportal",
     "allocation",
     "health",
@@ -53,11 +55,18 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "hxportal.middleware.SecurityHeadersMiddleware",
+    # Innermost, so its lockout answer still gets the security headers above.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "hxportal.urls"
 WSGI_APPLICATION = "hxportal.wsgi.application"
 AUTH_USER_MODEL = "hxportal.User"
+# Axes first: it refuses a locked (username, address) pair before any password check.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard:home"
 LOGOUT_REDIRECT_URL = "login"
@@ -128,11 +137,30 @@ DATA_UPLOAD_MAX_NUMBER_FIELDS = 10_000
 HX_MAX_BODY_BYTES = DATA_UPLOAD_MAX_MEMORY_SIZE
 HX_MAX_JSON_DEPTH = 32
 HX_MAX_NODES_PER_MACHINE = 1_048_576
-HX_LOGIN_FAILURES_PER_MINUTE = env_int("HX_LOGIN_FAILURES_PER_MINUTE", 10)
 HX_DEFAULT_POLICY = env_str("HX_DEFAULT_POLICY", "diagonal")
 # On: viewers and operators read only their own jobs, recommendations, runs and
 # sweeps (hxportal/ownership.py), like Slurm's PrivateData; off: everyone reads all.
 HX_PRIVATE_DATA = env_bool("HX_PRIVATE_DATA", False)
+
+# Sign-in throttling (django-axes, counts in the database so every worker shares them;
+# hxportal/signin.py and docs/operations.md "Sign-in throttling").
+HX_LOGIN_FAILURE_LIMIT = env_int("HX_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+HX_LOGIN_ACCOUNT_FAILURE_LIMIT = env_int("HX_LOGIN_ACCOUNT_FAILURE_LIMIT", 20, minimum=1)
+HX_LOGIN_COOLOFF_SECONDS = env_int("HX_LOGIN_COOLOFF_SECONDS", 900, minimum=1)
+HX_TRUSTED_PROXY_COUNT = env_int("HX_TRUSTED_PROXY_COUNT", 0, minimum=0)
+AXES_HANDLER = "hxportal.signin.PairAndAccountHandler"
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_FAILURE_LIMIT = HX_LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(seconds=HX_LOGIN_COOLOFF_SECONDS)
+AXES_CLIENT_IP_CALLABLE = "hxportal.signin.client_address"
+AXES_LOCKOUT_CALLABLE = "hxportal.signin.lockout_response"
+AXES_RESET_ON_SUCCESS = True  # the owner's own typos are forgotten once they sign in
+# A refused attempt is not recorded: the cool-off runs from the last real failure and
+# hammering a locked pair writes nothing.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_DISABLE_ACCESS_LOG = True  # failures are what matters; no row per successful sign-in
+# Log lines name the account and address (operators need both); passwords never appear.
+AXES_SENSITIVE_PARAMETERS: list[str] = []
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -218,7 +246,8 @@ LOGGING = {
         }
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {"django.db.backends": {"level": "WARNING"},
+                "axes": {"level": "WARNING"}},  # failures and lockouts, not housekeeping
 }
 
 # Security headers that apply everywhere (production tightens the rest).
