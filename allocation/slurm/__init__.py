@@ -13,7 +13,8 @@ pass in what they read from the database and the settings.
   ``slurm.conf``, ``topology.conf`` and ``slurmdbd.conf`` for a machine (pure).
 * :mod:`allocation.slurm.local`: :class:`LocalCluster` writes those files and
   starts munged, slurmdbd, slurmctld and one slurmd per node on this host
-  (``manage.py hx_slurm_cluster``).
+  (``manage.py hx_slurm_cluster``); :mod:`allocation.slurm.processes` finds
+  exactly the processes a cluster started.
 """
 
 from allocation.slurm.client import ERROR_KINDS, SlurmClient, SlurmError

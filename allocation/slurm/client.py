@@ -43,6 +43,8 @@ from allocation.slurm.records import SlurmJob, SlurmNode
 from hxportal.hostlists import HostlistError, compress
 
 DEFAULT_TIMEOUT = 30.0
+#: Where a job starts unless told (sbatch would use the caller's directory).
+DEFAULT_WORKDIR = "/tmp"  # noqa: S108  # nosec B108 - a job's working directory, no file of ours
 #: unreachable: slurmctld does not answer; timeout: the command did not end in
 #: time; missing: the command is not installed; refused: Slurm said no (bad node,
 #: bad job, permission); unreadable: output we cannot parse.
@@ -277,7 +279,7 @@ class SlurmClient:
         if not command:
             raise SlurmError("command must not be empty", "refused", "sbatch")
         args = ["--parsable", f"--job-name={_text_argument(name, 'name', 100)}",
-                f"--output={output}", f"--chdir={workdir or '/tmp'}"]  # noqa: S108
+                f"--output={output}", f"--chdir={workdir or DEFAULT_WORKDIR}"]
         if nodes is not None:
             pinned = list(nodes)
             args += [f"--nodelist={_hostlist(pinned)}", f"--nodes={num_nodes or len(pinned)}"]

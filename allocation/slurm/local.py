@@ -18,8 +18,8 @@ Used by ``manage.py hx_slurm_cluster`` and the ``slurm`` test layer::
 
 from __future__ import annotations
 
-import contextlib
 import os
+import random
 import re
 import shutil
 import signal
@@ -27,14 +27,31 @@ import socket
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from allocation.slurm.client import SlurmClient, SlurmError
-from allocation.slurm.conf import ClusterSpec, slurm_conf, slurmdbd_conf, topology_conf
+from allocation.slurm.conf import (
+    PORT_LIMIT,
+    SERVICE_PORTS,
+    ClusterSpec,
+    slurm_conf,
+    slurmdbd_conf,
+    topology_conf,
+)
+from allocation.slurm.processes import (
+    MARKER,
+    comm,
+    last_error,
+    listening,
+    marked_processes,
+    port_busy,
+    read_bytes,
+    signal_all,
+    wait_gone,
+)
 
-MARKER = "HX_SLURM_CLUSTER"
 DAEMONS = ("munged", "slurmdbd", "slurmctld", "slurmd")
 #: slurmd processes started at once (each daemonises and its parent exits).
 SPAWN_BATCH = 32
@@ -80,98 +97,21 @@ class ClusterStatus:
         return out
 
 
-# ---------------------------------------------------------------------- processes
-def _read(path: str) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError:
-        return b""
+def find_free_base_port(nodes: int, low: int = 22000, high: int = PORT_LIMIT, *,
+                   accounting: bool = True, tries: int = 50,
+                   rng: random.Random | None = None) -> int:
+    """A random base port in [low, high) whose ports for a cluster of ``nodes``
+    (slurmctld, slurmdbd, every slurmd) are all free now (tests, benchmarks)."""
+    span = SERVICE_PORTS + nodes
+    pick = rng or random.Random()
+    for _ in range(tries):
+        base = pick.randrange(low, min(high, PORT_LIMIT) - span)
+        ports = [base, *([base + 1] if accounting else []),
+                 *range(base + SERVICE_PORTS, base + span)]
+        if not any(port_busy(port) for port in ports):
+            return base
+    raise ClusterError(f"no free span of {span} ports in {low}-{high}")
 
-
-def _stat(pid: int) -> tuple[str, int] | None:
-    """(state letter, parent pid) of a process, None if it is gone."""
-    raw = _read(f"/proc/{pid}/stat").decode(errors="replace")
-    tail = raw.rpartition(")")[2].split()
-    return (tail[0], int(tail[1])) if len(tail) > 1 else None
-
-
-def _alive(pid: int) -> bool:
-    stat = _stat(pid)
-    return stat is not None and stat[0] not in ("Z", "X")
-
-
-def _comm(pid: int) -> str:
-    return _read(f"/proc/{pid}/comm").decode(errors="replace").strip()
-
-
-def _pids() -> list[int]:
-    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
-
-
-def marked_processes(state_dir: str) -> list[int]:
-    """Processes started for ``state_dir`` (the marker in their environment) and all
-    their descendants (job steps, the jobs' own processes), alive, sorted."""
-    marker = f"{MARKER}={state_dir}".encode()
-    me = os.getpid()
-    parents: dict[int, int] = {}
-    roots = set()
-    for pid in _pids():
-        stat = _stat(pid)
-        if stat is None or stat[0] in ("Z", "X") or pid == me:
-            continue
-        parents[pid] = stat[1]
-        if marker in _read(f"/proc/{pid}/environ").split(b"\0"):
-            roots.add(pid)
-    found = set(roots)
-    changed = True
-    while changed:
-        extra = {pid for pid, parent in parents.items() if parent in found} - found
-        found |= extra
-        changed = bool(extra)
-    return sorted(found)
-
-
-def _signal_all(pids: Iterable[int], sig: int) -> None:
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, sig)
-
-
-def _wait_gone(pids: Iterable[int], deadline: float) -> list[int]:
-    left = [p for p in pids if _alive(p)]
-    while left and time.monotonic() < deadline:
-        time.sleep(0.2)
-        left = [p for p in left if _alive(p)]
-    return left
-
-
-def port_busy(port: int) -> bool:
-    """Whether a daemon could not bind ``port`` on every address now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("0.0.0.0", port))  # noqa: S104  the address slurmd binds
-        except OSError:
-            return True
-    return False
-
-
-def _listening(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-    except OSError:
-        return False
-    return True
-
-
-def last_error(log_file: str) -> str:
-    """The last line of a daemon log that says error/fatal, shortened (or '')."""
-    lines = _read(log_file).decode(errors="replace").splitlines()[-200:]
-    for line in reversed(lines):
-        if re.search(r"error|fatal", line, re.IGNORECASE):
-            return re.sub(r"^\[[^\]]*\]\s*", "", line.strip())[:200]
-    return ""
 
 
 # ---------------------------------------------------------------------- cluster
@@ -241,7 +181,7 @@ class LocalCluster:
 
     def _wait_port(self, port: int, what: str, log_file: str, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        while not _listening(port):
+        while not listening(port):
             if time.monotonic() > deadline:
                 raise ClusterError(f"{what} is not listening on port {port} after {timeout:g} s: "
                                    f"{last_error(log_file) or 'see ' + log_file}")
@@ -257,7 +197,7 @@ class LocalCluster:
             Path(directory).mkdir(parents=True, exist_ok=True)
         # munged wants its socket directory searchable by all, and the root too.
         for directory in (p.root, p.munge_dir):
-            os.chmod(directory, 0o755)  # noqa: S103
+            os.chmod(directory, 0o755)  # noqa: S103  # nosec B103 - munged needs it searchable
         for host in self.spec.hostnames:
             Path(p.spool, host).mkdir(exist_ok=True)
         Path(p.slurm_conf).write_text(slurm_conf(self.spec), encoding="utf-8")
@@ -381,14 +321,14 @@ class LocalCluster:
     # ------------------------------------------------------------------ stop
     def stop_slurmctld(self, sig: int = signal.SIGKILL) -> None:
         """Stop only slurmctld (tests: the controller goes away, the nodes stay)."""
-        pids = [p for p in marked_processes(self.spec.state_dir) if _comm(p) == "slurmctld"]
-        _signal_all(pids, sig)
-        left = _wait_gone(pids, time.monotonic() + 15)
+        pids = [p for p in marked_processes(self.spec.state_dir) if comm(p) == "slurmctld"]
+        signal_all(pids, sig)
+        left = wait_gone(pids, time.monotonic() + 15)
         if left:
             raise ClusterError(f"slurmctld (pid {left[0]}) did not stop")
 
     def _cancel_jobs(self) -> None:
-        if not _listening(self.spec.slurmctld_port):
+        if not listening(self.spec.slurmctld_port):
             return
         client = self.client(timeout=15)
         try:
@@ -411,19 +351,19 @@ class LocalCluster:
             return 0
         self._cancel_jobs()
         pids = marked_processes(self.spec.state_dir)
-        munged = [p for p in pids if _comm(p) == "munged"]
+        munged = [p for p in pids if comm(p) == "munged"]
         others = [p for p in pids if p not in munged]
         self.progress(f"stopping {len(others)} process(es)")
         for group in (others, munged):
-            _signal_all(group, signal.SIGTERM)
-            left = _wait_gone(group, time.monotonic() + timeout / 2)
-            _signal_all(left, signal.SIGKILL)
-            left = _wait_gone(left, time.monotonic() + 10)
+            signal_all(group, signal.SIGTERM)
+            left = wait_gone(group, time.monotonic() + timeout / 2)
+            signal_all(left, signal.SIGKILL)
+            left = wait_gone(left, time.monotonic() + 10)
             if left:
                 raise ClusterError(f"{len(left)} process(es) did not stop, first pid {left[0]}")
         # Whatever was started below them meanwhile (a job's last child).
         rest = marked_processes(self.spec.state_dir)
-        _signal_all(rest, signal.SIGKILL)
+        signal_all(rest, signal.SIGKILL)
         for pid_file in Path(self.paths.run).glob("*.pid"):
             pid_file.unlink(missing_ok=True)
         self.progress(f"stopped {len(pids)} process(es)")
@@ -439,7 +379,7 @@ class LocalCluster:
     # ------------------------------------------------------------------ status
     def status(self) -> ClusterStatus:
         pids = marked_processes(self.spec.state_dir)
-        counts = Counter(_comm(p) for p in pids)
+        counts = Counter(comm(p) for p in pids)
         daemons = {name: counts.get(name, 0) for name in (*DAEMONS, "slurmstepd")}
         nodes: dict[str, int] = {}
         error = ""
@@ -454,7 +394,8 @@ class LocalCluster:
         """Resident (RSS) and proportional (PSS) memory of every process of the cluster."""
         total = Counter()
         for pid in marked_processes(self.spec.state_dir):
-            for line in _read(f"/proc/{pid}/smaps_rollup").decode(errors="replace").splitlines():
+            rollup = read_bytes(f"/proc/{pid}/smaps_rollup").decode(errors="replace")
+            for line in rollup.splitlines():
                 key, _, value = line.partition(":")
                 if key in ("Rss", "Pss"):
                     total[key.lower()] += int(value.split()[0])

@@ -10,7 +10,6 @@ MariaDB or root skip with the reason; in CI (CI=true) they fail.
 from __future__ import annotations
 
 import os
-import random
 import shutil
 import tempfile
 import time
@@ -18,9 +17,8 @@ from collections.abc import Callable
 
 import pytest
 
-from allocation.slurm import Accounting, ClusterSpec, LocalCluster
-from allocation.slurm.conf import PORT_LIMIT, SERVICE_PORTS
-from allocation.slurm.local import MYSQL_SOCKET, port_busy
+from allocation.slurm import Accounting, ClusterError, ClusterSpec, LocalCluster
+from allocation.slurm.local import MYSQL_SOCKET, find_free_base_port
 from tests.conftest import IN_CI, skip_or_fail
 
 DAEMONS = ("munged", "slurmctld", "slurmd", "sinfo", "squeue", "sbatch", "scontrol", "scancel")
@@ -54,15 +52,10 @@ def accounting_available() -> bool:
 
 def free_base_port(nodes: int, accounting: bool = True) -> int:
     """A base port whose whole span (services and every slurmd) is free now."""
-    span = SERVICE_PORTS + nodes
-    low, high = PORT_RANGE
-    for _ in range(50):
-        base = random.randrange(low, min(high, PORT_LIMIT) - span)
-        ports = [base] + ([base + 1] if accounting else []) + list(
-            range(base + SERVICE_PORTS, base + span))
-        if not any(port_busy(p) for p in ports):
-            return base
-    pytest.fail(f"no free span of {span} ports in {low}-{high}")
+    try:
+        return find_free_base_port(nodes, *PORT_RANGE, accounting=accounting)
+    except ClusterError as exc:
+        pytest.fail(str(exc))
 
 
 def scratch_dir(prefix: str) -> str:

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from allocation.slurm import ClusterError, ClusterSpec, LocalCluster
-from allocation.slurm.local import MARKER, last_error, marked_processes
+from allocation.slurm.processes import MARKER, last_error, marked_processes
 
 
 @pytest.fixture
