@@ -14,6 +14,7 @@ import pytest
 
 from allocation.slurm import SlurmClient, SlurmError
 from tests.allocation.slurm.conftest import wait_for
+from tests.conftest import skip_or_fail
 
 pytestmark = pytest.mark.slurm
 
@@ -127,7 +128,7 @@ def test_refusals_are_one_line_errors(slurm):
 
 def test_history_comes_from_accounting_with_exact_times(slurm_cluster, slurm):
     if slurm_cluster.spec.accounting is None:
-        pytest.skip("no accounting: slurmdbd or MariaDB is not installed here")
+        skip_or_fail("no accounting: slurmdbd or MariaDB is not installed here")
     since = datetime.now(UTC) - timedelta(hours=1)
     job_id = slurm.submit(["sh", "-c", "sleep 1; exit 4"], nodes=["hx030"], name="history")
     live = wait_for(lambda: finished(slurm, job_id), what="the job to end")
