@@ -1,8 +1,12 @@
 # The two commands of the README: `make run` and `make test`.
-.PHONY: run test test-slow setup lint bench
+.PHONY: run run-slurm test test-slow setup lint bench
 
 run:
 	bash scripts/run.sh
+
+# `make run` with the demo machine as a real local Slurm cluster (root; Debian's Slurm).
+run-slurm:
+	bash scripts/run-slurm.sh
 
 test:
 	bash scripts/test.sh

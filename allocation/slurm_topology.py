@@ -81,17 +81,25 @@ def block_topology(name: str, sides: Sequence[int], c: int, hostnames: Sequence[
     return "\n".join(lines) + "\n"
 
 
+def switch_features(sides: Sequence[int], switch: int) -> list[str]:
+    """The node features of one switch (row-major index): row, column, plane.
+
+    >>> switch_features((2, 3, 4), 13)
+    ['hx_row0', 'hx_col1', 'hx_d0_1']
+    """
+    coords = _coords(switch, sides)
+    row = coords[-2] if len(coords) >= 2 else 0
+    features = [f"hx_row{row}", f"hx_col{coords[-1]}"]
+    return features + [f"hx_d{k}_{v}" for k, v in enumerate(coords[:-2])]
+
+
 def node_features(name: str, sides: Sequence[int], c: int, hostnames: Sequence[str]) -> str:
     """One line per switch: its nodes share row, column (and plane) features."""
     lines = [f"# slurm.conf node features for HyperX {name}: hx_row<R>, hx_col<C>"
              + (", hx_d<k>_<v> for leading dimensions" if len(sides) > 2 else "")]
     for s in range(math.prod(sides)):
-        coords = _coords(s, sides)
-        row = coords[-2] if len(coords) >= 2 else 0
-        features = [f"hx_row{row}", f"hx_col{coords[-1]}"]
-        features += [f"hx_d{k}_{v}" for k, v in enumerate(coords[:-2])]
         lines.append(f"NodeName={compress(hostnames[s * c:(s + 1) * c])} "
-                     f"Features={','.join(features)}")
+                     f"Features={','.join(switch_features(sides, s))}")
     return "\n".join(lines) + "\n"
 
 

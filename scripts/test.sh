@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Set everything up and run the whole suite: lint, import contracts, then pytest
 # twice: on PostgreSQL + Redis (row locks, real worker, browser) and on the
-# zero-setup defaults (SQLite + filesystem broker). Outside CI a missing
-# service skips its pass with a visible reason; in CI (CI=true) it fails.
+# zero-setup defaults (SQLite + filesystem broker), which also runs the `slurm`
+# layer against a real local Slurm once. Outside CI a missing service skips
+# its pass or tests with a visible reason; in CI (CI=true) it fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -33,7 +34,7 @@ status=0
 echo "== pytest on PostgreSQL + Redis"
 if services_up; then
   DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL HX_DATA_DIR=$(mktemp -d) \
-    $PY -m pytest -m "$MARKS" "$@" || status=$?
+    $PY -m pytest -m "($MARKS) and not slurm" "$@" || status=$?
 elif [ "${CI:-}" = "true" ]; then
   echo "PostgreSQL or Redis is not reachable and CI=true: failing." >&2
   exit 1
@@ -43,6 +44,6 @@ else
 fi
 [ $status -eq 0 ] || exit $status
 
-echo "== pytest on the zero-setup defaults (SQLite + filesystem broker)"
+echo "== pytest on the zero-setup defaults (SQLite + filesystem broker) and the slurm layer"
 env -u DATABASE_URL -u CELERY_BROKER_URL HX_DATA_DIR=$(mktemp -d) \
   $PY -m pytest -m "($MARKS) and not postgres and not browser" "$@"
