@@ -38,6 +38,22 @@ class JobStatus(models.TextChoices):
         return frozenset({cls.COMPLETED, cls.FAILED, cls.CANCELLED})
 
 
+class JobSource(models.TextChoices):
+    """Where the portal learned of a job: submitted through the portal, or read
+    from Slurm by the sync (a plain ``sbatch``)."""
+
+    PORTAL = "portal", "Portal"
+    SLURM = "slurm", "Slurm"
+
+
+class NodeEventSource(models.TextChoices):
+    """Who changed a node's state: an operator in the portal (carried out in Slurm
+    when the machine is linked to it), or Slurm itself, seen by the sync."""
+
+    PORTAL = "portal", "Portal"
+    SLURM = "slurm", "Slurm"
+
+
 class AllocationRole(models.TextChoices):
     PRIMARY = "primary", "Primary"
     SPARE = "spare", "Spare"

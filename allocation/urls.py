@@ -12,6 +12,8 @@ urlpatterns = [
     path("machines/<str:name>/nodes/", machine_views.NodeListView.as_view(), name="node_list"),
     path("machines/<str:name>/nodes/state/", machine_views.NodeStateView.as_view(),
          name="node_state"),
+    path("machines/<str:name>/slurm-sync/", machine_views.SlurmSyncView.as_view(),
+         name="slurm_sync"),
     path("settings/", machine_views.SiteSettingsView.as_view(), name="site_settings"),
     path("machines/<str:name>/jobs/new/", job_views.JobSubmitView.as_view(), name="job_submit"),
     path("machines/<str:name>/compare/", job_views.ComparePoliciesView.as_view(),

@@ -30,7 +30,7 @@ RULES = {
     "MachineViewSet.list": V, "MachineViewSet.retrieve": V, "MachineViewSet.create": A,
     "MachineViewSet.update": A, "MachineViewSet.partial_update": A,
     "MachineViewSet.destroy": A, "MachineViewSet.compare": V, "MachineViewSet.preview": V,
-    "MachineViewSet.topology": V,
+    "MachineViewSet.topology": V, "MachineViewSet.slurm_sync": OP,
     "NodeViewSet.list": V, "NodeViewSet.retrieve": V, "NodeViewSet.state": OP,
     "NodeViewSet.update": A, "NodeViewSet.partial_update": A,
     "JobViewSet.list": V, "JobViewSet.retrieve": V, "JobViewSet.create": OP,
@@ -68,6 +68,7 @@ PAGE_RULES = {
     "ReproductionView": V, "ReproductionStartView": OP,
     "BenchmarkUploadView": OP, "SelectFastestPageView": V, "SiteSettingsView": A,
     "RunCancelView": OP, "RunDeleteView": OP, "SweepCancelView": OP, "SweepDeleteView": OP,
+    "SlurmSyncView": OP,
 }
 SAFE = {"GET", "HEAD", "OPTIONS"}
 

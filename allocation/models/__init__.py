@@ -3,6 +3,7 @@
 from allocation.models.jobs import Allocation, AllocationRole, CommPattern, Job, JobStatus
 from allocation.models.machines import Machine, Node, NodeState
 from allocation.models.site import SiteSettings
+from allocation.models.slurm import NodeEvent, SlurmLink
 
 __all__ = [
     "Allocation",
@@ -12,6 +13,8 @@ __all__ = [
     "JobStatus",
     "Machine",
     "Node",
+    "NodeEvent",
     "NodeState",
     "SiteSettings",
+    "SlurmLink",
 ]

@@ -8,7 +8,7 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
-from allocation.choices import AllocationRole, CommPattern, JobStatus
+from allocation.choices import AllocationRole, CommPattern, JobSource, JobStatus
 from hxportal.validators import no_control_characters
 
 
@@ -33,13 +33,30 @@ class Job(models.Model):
     properties = models.JSONField(null=True, blank=True,
                                   help_text="Partition properties at allocation time.")
     actual_runtime = models.FloatField(null=True, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
-    allocated_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now,
+                                      help_text="Submitted (for a Slurm job: Slurm's submit time).")
+    allocated_at = models.DateTimeField(null=True, blank=True,
+                                        help_text="Nodes allocated (a Slurm job: its start).")
+    finished_at = models.DateTimeField(null=True, blank=True,
+                                       help_text="Nodes released (a Slurm job: its end).")
+    # Provenance of jobs that Slurm knows (read by the sync, or submitted by the portal).
+    source = models.CharField(max_length=8, choices=JobSource.choices,
+                              default=JobSource.PORTAL)
+    slurm_job_id = models.PositiveBigIntegerField(null=True, blank=True)
+    slurm_user = models.CharField(max_length=64, blank=True, default="")
+    slurm_state = models.CharField(max_length=24, blank=True, default="",
+                                   help_text="Slurm's own job state, e.g. TIMEOUT.")
+    slurm_partition = models.CharField(max_length=64, blank=True, default="")
+    exit_code = models.IntegerField(null=True, blank=True,
+                                    help_text="The batch script's exit code (Slurm jobs).")
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["machine", "status"], name="job_machine_status")]
+        indexes = [models.Index(fields=["machine", "status"], name="job_machine_status"),
+                   models.Index(fields=["machine", "finished_at"], name="job_machine_finished")]
+        constraints = [models.UniqueConstraint(
+            fields=["machine", "slurm_job_id"], condition=Q(slurm_job_id__isnull=False),
+            name="job_one_per_slurm_id")]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.node_count} nodes)"

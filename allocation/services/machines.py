@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from allocation.choices import NodeEventSource
 from allocation.hyperx import ONLINE_POLICIES
 from allocation.layout import (
     LayoutError,
@@ -24,6 +25,7 @@ from allocation.layout import (
 )
 from allocation.models import Machine, Node, NodeState, SiteSettings
 from allocation.models.machines import NAME_VALIDATOR
+from allocation.services import slurm
 from hxportal import hostlists
 from hxportal.batching import LOOKUP_CHUNK, chunks
 from hxportal.errors import ConflictError
@@ -158,15 +160,26 @@ def check_node_state(machine: Machine, hostlist: str, state: str,
     return resolve_hostlist(machine, hostlist)
 
 
-@transaction.atomic
 def set_node_state(machine: Machine, hostlist: str, state: str,
-                   reason: str = "") -> list[Node]:
-    """Change the state of every node named by ``hostlist``; all or nothing."""
+                   reason: str = "", user=None) -> list[Node]:
+    """Change the state of every node named by ``hostlist``; all or nothing, audited.
+
+    On a machine linked to Slurm the change is carried out in Slurm first (drain,
+    down or resume with the reason); if Slurm refuses or cannot be reached, nothing
+    changes here either (:class:`~allocation.services.slurm.SlurmUnavailable`).
+    """
     nodes = check_node_state(machine, hostlist, state, reason)
+    reason = reason.strip()[:255] if state != NodeState.UP else ""
+    in_slurm = slurm.carry_out(machine, [n.hostname for n in nodes], state, reason)
     now = timezone.now()
-    for chunk in chunks([n.pk for n in nodes], LOOKUP_CHUNK):
-        Node.objects.filter(pk__in=chunk).update(
-            state=state, state_reason=reason.strip()[:255], state_changed_at=now)
+    with transaction.atomic():
+        changed = [slurm.StateChange(n, n.state) for n in nodes
+                   if (n.state, n.state_reason) != (state, reason)]
+        for chunk in chunks([n.pk for n in nodes], LOOKUP_CHUNK):
+            Node.objects.filter(pk__in=chunk).update(
+                state=state, state_reason=reason, state_changed_at=now)
+        slurm.audit(changed, state, reason, source=NodeEventSource.PORTAL, user=user,
+                    in_slurm=in_slurm)
     return nodes
 
 

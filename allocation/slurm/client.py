@@ -259,6 +259,11 @@ class SlurmClient:
         self.run("scontrol", "update", f"NodeName={_hostlist(hostnames)}", "State=DRAIN",
                  f"Reason={_text_argument(reason, 'reason')}")
 
+    def down(self, hostnames: Iterable[str], reason: str) -> None:
+        """Mark nodes down: jobs on them are killed (Slurm requeues or fails them)."""
+        self.run("scontrol", "update", f"NodeName={_hostlist(hostnames)}", "State=DOWN",
+                 f"Reason={_text_argument(reason, 'reason')}")
+
     def resume(self, hostnames: Iterable[str]) -> None:
         """Undo a drain (or a down): the nodes take jobs again. Nodes that are
         neither are left as they are (Slurm applies the resume to the others and

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.shortcuts import get_object_or_404, resolve_url
+from django.shortcuts import get_object_or_404, redirect, resolve_url
 from django.urls import reverse_lazy
+from django.views import View
 from django.views.generic import DetailView, ListView
 
 from allocation.filtersets import NodeFilterSet
 from allocation.forms import MachineForm, NodeStateForm, SiteSettingsForm
 from allocation.grid import machine_grid
 from allocation.models import Machine
-from allocation.services import machines, queries
+from allocation.services import machines, queries, slurm, slurm_sync
 from hxportal import hostlists
 from hxportal.roles import Role
 from hxportal.views import FilteredListMixin, RoleRequiredMixin, ServiceFormView
@@ -43,8 +45,22 @@ class MachineDetailView(RoleRequiredMixin, DetailView):
         grid = machine_grid(machine, request=self.request, reader=self.request.user,
                             plane=self.request.GET.get("plane"))
         context.update(grid=grid, state_hostlists=queries.state_hostlists(machine),
-                       state_form=NodeStateForm())
+                       state_form=NodeStateForm(), slurm=slurm.link_status(machine))
         return context
+
+
+class SlurmSyncView(RoleRequiredMixin, View):
+    """Operators ask for a sync with Slurm now; a worker runs it and the machine page
+    shows its outcome (last synced, last error)."""
+
+    required_role = Role.OPERATOR
+
+    def post(self, request, name: str):
+        machine = get_object_or_404(Machine, name=name)
+        slurm_sync.request_sync(machine)
+        messages.success(request, f"Sync of {machine.name} with Slurm queued; this page shows "
+                                  "when it has run.")
+        return redirect(machine)
 
 
 class NodeListView(RoleRequiredMixin, FilteredListMixin, ListView):
@@ -95,7 +111,7 @@ class NodeStateView(RoleRequiredMixin, ServiceFormView):
             return self.render_to_response(self.get_context_data(
                 form=form, confirm=queries.state_change_impact(nodes)))
         return machines.set_node_state(self.machine, data["hostlist"], data["state"],
-                                       data["reason"])
+                                       data["reason"], user=self.request.user)
 
     def success_message(self, form: NodeStateForm, nodes) -> str:
         return (f"{hostlists.compress(n.hostname for n in nodes)} "

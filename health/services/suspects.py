@@ -193,8 +193,9 @@ def drain_suspect_preview(machine: Machine, hostname: str, benchmark: str = "",
 
 
 def drain_suspect(machine: Machine, hostname: str, benchmark: str = "",
-                  window_days: int = DEFAULT_WINDOW_DAYS) -> tuple[Node, str]:
+                  window_days: int = DEFAULT_WINDOW_DAYS, user=None) -> tuple[Node, str]:
     """Drain one node because of its benchmark history; the reason quotes the evidence."""
     _, reason = drain_suspect_preview(machine, hostname, benchmark, window_days)
-    nodes = machine_services.set_node_state(machine, hostname, NodeState.DRAINED, reason)
+    nodes = machine_services.set_node_state(machine, hostname, NodeState.DRAINED, reason,
+                                            user=user)
     return nodes[0], reason

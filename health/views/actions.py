@@ -21,6 +21,7 @@ from health.constants import DEFAULT_WINDOW_DAYS
 from health.forms import BenchmarkUploadForm, DrainForm, EstimationForm, SelectFastestForm
 from health.views.pages import MachineHealthView
 from hxportal import hostlists, ownership
+from hxportal.errors import ConflictError
 from hxportal.roles import Role, role_at_least
 from hxportal.validators import uploaded_text
 from hxportal.views import RoleRequiredMixin, ServiceFormView, add_form_errors
@@ -52,9 +53,11 @@ class DrainSuspectView(RoleRequiredMixin, View):
                     "benchmark": data.get("benchmark") or "", "back": target,
                     "impact": queries.state_change_impact([node])})
             node, reason = health.drain_suspect(machine, data["hostname"],
-                                                data.get("benchmark") or "", window)
-        except ValidationError as exc:
-            messages.error(request, " ".join(m for ms in exc.message_dict.values() for m in ms))
+                                                data.get("benchmark") or "", window,
+                                                user=request.user)
+        except (ValidationError, ConflictError) as exc:
+            messages.error(request, exc.message if isinstance(exc, ConflictError) else " ".join(
+                m for ms in exc.message_dict.values() for m in ms))
             return redirect(target)
         messages.success(request, f"{node.hostname} drained ({reason}).")
         query = urlencode({"benchmark": data.get("benchmark") or "", "window": window})

@@ -138,6 +138,17 @@ HX_MAX_BODY_BYTES = DATA_UPLOAD_MAX_MEMORY_SIZE
 HX_MAX_JSON_DEPTH = 32
 HX_MAX_NODES_PER_MACHINE = 1_048_576
 HX_DEFAULT_POLICY = env_str("HX_DEFAULT_POLICY", "diagonal")
+# Slurm: the client commands read this slurm.conf (Slurm's own SLURM_CONF when
+# unset); every command has a timeout. A machine linked to Slurm is synced by beat
+# every HX_SLURM_SYNC_INTERVAL seconds (per machine on its page), at most
+# HX_SLURM_SYNC_MAX_JOBS jobs a run; accounting (sacct) is read when slurmdbd
+# answers ("auto"), always ("on", its failure fails the sync) or never ("off").
+HX_SLURM_CONF = env_str("HX_SLURM_CONF") or env_str("SLURM_CONF") or ""
+HX_SLURM_TIMEOUT = env_int("HX_SLURM_TIMEOUT", 30, minimum=1)
+HX_SLURM_SYNC_INTERVAL = env_int("HX_SLURM_SYNC_INTERVAL", 60, minimum=5)
+HX_SLURM_SYNC_MAX_JOBS = env_int("HX_SLURM_SYNC_MAX_JOBS", 5000, minimum=1)
+HX_SLURM_HISTORY_DAYS = env_int("HX_SLURM_HISTORY_DAYS", 31, minimum=1)
+HX_SLURM_ACCOUNTING = env_str("HX_SLURM_ACCOUNTING", "auto")
 # On: viewers and operators read only their own jobs, recommendations, runs and
 # sweeps (hxportal/ownership.py), like Slurm's PrivateData; off: everyone reads all.
 HX_PRIVATE_DATA = env_bool("HX_PRIVATE_DATA", False)

@@ -38,6 +38,8 @@ STABLE_NAMES = {
     "recommendations.tasks.expire_recommendations": "allocation.tasks.expire_recommendations",
     "simulation.tasks.run_simulation": "simulation.tasks.run_simulation",
     "hxportal.tasks.resend_unsent_runs": "hxportal.tasks.resend_unsent_runs",
+    "allocation.tasks.sync_machine": "hx.slurm.sync_machine",
+    "allocation.tasks.sync_due": "hx.slurm.sync_due",
 }
 
 

@@ -57,7 +57,9 @@ class JobSerializer(serializers.ModelSerializer):
         fields = ["id", "url", "name", "external_id", "owner", "machine", "node_count",
                   "pattern", "t_cmpt", "t_comm", "wall_time", "status", "policy", "seed",
                   "properties", "hostlist", "spares_hostlist", "excluded_hostlist",
-                  "actual_runtime", "created_at", "allocated_at", "finished_at"]
+                  "actual_runtime", "created_at", "allocated_at", "finished_at",
+                  "source", "slurm_job_id", "slurm_user", "slurm_state", "slurm_partition",
+                  "exit_code"]
         read_only_fields = fields
 
     def _lists(self, job: Job) -> dict[str, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db.models import Count, Q
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from allocation.layout import (
@@ -14,6 +15,7 @@ from allocation.layout import (
 )
 from allocation.models import Machine, Node, NodeState
 from allocation.models.machines import NAME_VALIDATOR
+from allocation.services import slurm
 from hxportal import hostlists
 from hxportal.api.fields import NameRelatedField
 
@@ -59,13 +61,44 @@ class MachineUpdateSerializer(serializers.ModelSerializer):
         fields = ["description"]
 
 
+class SlurmLinkSerializer(serializers.Serializer):
+    """A machine's link to Slurm: its settings and how its syncs went."""
+
+    enabled = serializers.BooleanField(help_text="Beat syncs it every interval_seconds.")
+    partition = serializers.CharField(help_text="Only this Slurm partition; blank: all.")
+    interval_seconds = serializers.IntegerField()
+    last_attempt_at = serializers.DateTimeField(allow_null=True)
+    last_success_at = serializers.DateTimeField(allow_null=True)
+    age_seconds = serializers.FloatField(allow_null=True,
+                                         help_text="Since the last successful sync.")
+    last_error = serializers.CharField(help_text="One line; blank after a success.")
+    last_error_at = serializers.DateTimeField(allow_null=True)
+    consecutive_failures = serializers.IntegerField()
+    failures_total = serializers.IntegerField()
+    syncs_total = serializers.IntegerField()
+    last_duration_seconds = serializers.FloatField(allow_null=True)
+    last_counts = serializers.DictField()
+    healthy = serializers.BooleanField()
+
+
+class SlurmSyncQueuedSerializer(serializers.Serializer):
+    queued = serializers.BooleanField()
+    slurm = SlurmLinkSerializer(allow_null=True)
+
+
 class MachineDetailSerializer(MachineSerializer):
     nodes_hostlist = serializers.SerializerMethodField(
         help_text="Every node of the machine as a compressed hostlist.")
     node_states = serializers.SerializerMethodField()
+    slurm = serializers.SerializerMethodField(help_text="The link to Slurm; null: not linked.")
 
     class Meta(MachineSerializer.Meta):
-        fields = [*MachineSerializer.Meta.fields, "nodes_hostlist", "node_states"]
+        fields = [*MachineSerializer.Meta.fields, "nodes_hostlist", "node_states", "slurm"]
+
+    @extend_schema_field(SlurmLinkSerializer(allow_null=True))
+    def get_slurm(self, machine: Machine) -> dict | None:
+        status = slurm.link_status(machine)
+        return None if status is None else SlurmLinkSerializer(status).data
 
     def get_nodes_hostlist(self, machine: Machine) -> str:
         return hostlists.compress(machine.nodes.values_list("hostname", flat=True))

@@ -21,10 +21,11 @@ from allocation.api.serializers.machines import (
     NodeSerializer,
     NodeStateChangeResultSerializer,
     NodeStateChangeSerializer,
+    SlurmSyncQueuedSerializer,
 )
 from allocation.filtersets import MachineFilterSet, NodeFilterSet
 from allocation.models import Machine
-from allocation.services import jobs, machines, queries
+from allocation.services import jobs, machines, queries, slurm, slurm_sync
 from hxportal import hostlists
 from hxportal.api.mixins import validated
 from hxportal.api.renderers import PlainTextRenderer
@@ -40,7 +41,8 @@ class MachineViewSet(viewsets.ModelViewSet):
     filterset_class = MachineFilterSet
     read_role = Role.VIEWER
     write_role = Role.ADMIN
-    action_roles = {"preview": Role.VIEWER, "compare": Role.VIEWER, "topology": Role.VIEWER}
+    action_roles = {"preview": Role.VIEWER, "compare": Role.VIEWER, "topology": Role.VIEWER,
+                    "slurm_sync": Role.OPERATOR}
     extra_query_params: tuple[str, ...] = ()
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
 
@@ -80,6 +82,17 @@ class MachineViewSet(viewsets.ModelViewSet):
         filename = f"{name}-{kind}.conf"
         return Response(text, content_type="text/plain; charset=utf-8",
                         headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+
+    @extend_schema(request=None, responses={202: SlurmSyncQueuedSerializer})
+    @action(detail=True, methods=["post"], filterset_class=None, url_path="slurm-sync")
+    def slurm_sync(self, request, name=None):
+        """Queue a sync of this machine with Slurm now (operators); the link's state
+        (``age_seconds``, ``last_error``) tells when it has run."""
+        machine = self.get_object()
+        slurm_sync.request_sync(machine)
+        return Response(SlurmSyncQueuedSerializer(
+            {"queued": True, "slurm": slurm.link_status(machine)}).data,
+            status=status.HTTP_202_ACCEPTED)
 
     def get_serializer_class(self):
         if self.action == "retrieve":
@@ -142,7 +155,7 @@ class NodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Updat
         change.is_valid(raise_exception=True)
         data = change.validated_data
         nodes = machines.set_node_state(data["machine"], data["hostlist"], data["state"],
-                                        data.get("reason", ""))
+                                        data.get("reason", ""), user=request.user)
         result = {"machine": data["machine"].name,
                   "hostlist": hostlists.compress(n.hostname for n in nodes),
                   "state": data["state"], "changed": len(nodes)}
