@@ -133,6 +133,9 @@ HX_DEFAULT_POLICY = env_str("HX_DEFAULT_POLICY", "diagonal")
 # On: viewers and operators read only their own jobs, recommendations, runs and
 # sweeps (hxportal/ownership.py), like Slurm's PrivateData; off: everyone reads all.
 HX_PRIVATE_DATA = env_bool("HX_PRIVATE_DATA", False)
+# Whether ``hx_demo`` may give its demo admin the password "admin": local
+# development settings only; everywhere else a real password must be given.
+HX_DEMO_DEFAULT_ADMIN = False
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
