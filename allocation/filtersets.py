@@ -9,7 +9,7 @@ from django_filters import rest_framework as filters
 from allocation.layout import MAX_COORDINATE, MAX_DIMENSIONS
 from allocation.models import Allocation, Job, JobStatus, Machine, Node, NodeState
 from allocation.services import queries
-from hxportal.api.filters import HostlistFilter
+from hxportal.api.filters import HostlistFilter, HxFilterSet, StrictBooleanFilter
 
 
 class CoordsFormField(forms.CharField):
@@ -37,7 +37,7 @@ class CoordsFilter(filters.Filter):
         return qs.filter(coords=value)
 
 
-class MachineFilterSet(filters.FilterSet):
+class MachineFilterSet(HxFilterSet):
     name = filters.CharFilter(lookup_expr="icontains", max_length=64)
 
     class Meta:
@@ -45,13 +45,13 @@ class MachineFilterSet(filters.FilterSet):
         fields = ["name"]
 
 
-class NodeFilterSet(filters.FilterSet):
+class NodeFilterSet(HxFilterSet):
     machine = filters.CharFilter(field_name="machine__name", max_length=64)
     state = filters.MultipleChoiceFilter(choices=NodeState.choices)
     hostlist = HostlistFilter(field_name="hostname", max_nodes=queries.hostlist_cap)
     switch = filters.NumberFilter(field_name="switch", min_value=0, max_value=1 << 40)
     coords = CoordsFilter(max_length=200)
-    allocated = filters.BooleanFilter(method="filter_allocated")
+    allocated = StrictBooleanFilter(method="filter_allocated")
 
     class Meta:
         model = Node
@@ -66,7 +66,7 @@ class NodeFilterSet(filters.FilterSet):
         return queryset.filter(Exists(held)) if value else queryset.exclude(Exists(held))
 
 
-class JobFilterSet(filters.FilterSet):
+class JobFilterSet(HxFilterSet):
     machine = filters.CharFilter(field_name="machine__name", max_length=64)
     status = filters.MultipleChoiceFilter(choices=JobStatus.choices)
     external_id = filters.CharFilter(max_length=64)

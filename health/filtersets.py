@@ -12,10 +12,10 @@ from django_filters import rest_framework as filters
 from allocation.services import queries
 from health.models import BenchmarkResult, Estimate, EstimationRun
 from hxportal import ownership
-from hxportal.api.filters import BoundedIsoDateTimeFilter, HostlistFilter
+from hxportal.api.filters import BoundedIsoDateTimeFilter, HostlistFilter, HxFilterSet
 
 
-class BenchmarkResultFilterSet(filters.FilterSet):
+class BenchmarkResultFilterSet(HxFilterSet):
     machine = filters.CharFilter(field_name="machine__name", max_length=64)
     job = filters.CharFilter(method="filter_job", max_length=64,
                              help_text="Portal id or external id.")
@@ -40,7 +40,7 @@ class BenchmarkResultFilterSet(filters.FilterSet):
         return queryset.filter(match)
 
 
-class EstimateFilterSet(filters.FilterSet):
+class EstimateFilterSet(HxFilterSet):
     machine = filters.CharFilter(field_name="machine__name", max_length=64)
     benchmark = filters.CharFilter(max_length=64)
 
@@ -49,7 +49,7 @@ class EstimateFilterSet(filters.FilterSet):
         fields = ["machine", "benchmark"]
 
 
-class EstimationRunFilterSet(filters.FilterSet):
+class EstimationRunFilterSet(HxFilterSet):
     machine = filters.CharFilter(field_name="machine__name", max_length=64)
 
     class Meta:

@@ -7,6 +7,9 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from hxportal.views import favicon
 
+# Unhandled errors: JSON under /api/, 503 + Retry-After while the database is away.
+handler500 = "hxportal.server_errors.server_error"
+
 api_v1 = [
     path("", include("allocation.api.urls")),
     path("", include("health.api.urls")),

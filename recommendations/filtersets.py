@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from django_filters import rest_framework as filters
 
+from hxportal.api.filters import HxFilterSet
 from recommendations.models import Recommendation, RecommendationStatus
 
 
-class RecommendationFilterSet(filters.FilterSet):
+class RecommendationFilterSet(HxFilterSet):
     machine = filters.CharFilter(field_name="machine__name", max_length=64)
     status = filters.MultipleChoiceFilter(choices=RecommendationStatus.choices)
     external_id = filters.CharFilter(max_length=64)

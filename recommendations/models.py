@@ -38,6 +38,10 @@ class Recommendation(models.Model):
     job = models.OneToOneField("allocation.Job", null=True, blank=True,
                                on_delete=models.SET_NULL, related_name="recommendation")
     accepted_at = models.DateTimeField(null=True, blank=True)
+    shared_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="sharers",
+        help_text="The recommendation whose computation (ranking and simulations) this one "
+                  "reuses: the same question on the same occupancy, asked as another row.")
 
     class Meta:
         db_table = "allocation_recommendation"  # the table the model had in allocation

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from django_filters import rest_framework as filters
 
+from hxportal.api.filters import HxFilterSet, StrictBooleanFilter
 from hxportal.models import RunStatus
 from simulation.models import SimulationRun, Sweep
 
 
-class SimulationRunFilterSet(filters.FilterSet):
+class SimulationRunFilterSet(HxFilterSet):
     status = filters.ChoiceFilter(choices=RunStatus.choices, empty_label="any")
     sweep = filters.NumberFilter(field_name="sweep_id", min_value=1)
-    standalone = filters.BooleanFilter(field_name="sweep", lookup_expr="isnull",
+    standalone = StrictBooleanFilter(field_name="sweep", lookup_expr="isnull",
                                        help_text="Only runs outside any sweep.")
     policy = filters.CharFilter(field_name="config__policy", max_length=32)
     pattern = filters.CharFilter(field_name="config__pattern", max_length=32)
@@ -22,7 +23,7 @@ class SimulationRunFilterSet(filters.FilterSet):
         fields = ["status", "sweep", "standalone", "policy", "pattern", "user"]
 
 
-class SweepFilterSet(filters.FilterSet):
+class SweepFilterSet(HxFilterSet):
     id = filters.NumberFilter(min_value=1)
     name = filters.CharFilter(lookup_expr="icontains", max_length=128)
     preset = filters.CharFilter(max_length=32)

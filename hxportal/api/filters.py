@@ -7,8 +7,10 @@ from datetime import timedelta
 from typing import Any
 
 from django import forms
+from django.db import models
 from django_filters import rest_framework as filters
 from django_filters.fields import IsoDateTimeField
+from django_filters.widgets import BooleanWidget
 from rest_framework.exceptions import ValidationError
 
 from hxportal import hostlists
@@ -53,6 +55,58 @@ class BoundedIsoDateTimeField(IsoDateTimeField):
 
 class BoundedIsoDateTimeFilter(filters.IsoDateTimeFilter):
     field_class = BoundedIsoDateTimeField
+
+
+#: The yes/no words a boolean filter understands (any letter case).
+BOOLEAN_WORDS = {"true": True, "1": True, "false": False, "0": False}
+
+
+class StrictBooleanWidget(BooleanWidget):
+    """django-filter's widget turns any word it does not know into "no filter";
+    this one passes it on, so the field can refuse it."""
+
+    def value_from_datadict(self, data, files, name):
+        value = data.get(name)
+        if isinstance(value, str):
+            return BOOLEAN_WORDS.get(value.strip().lower(), value) if value.strip() else None
+        return value
+
+
+class StrictBooleanField(forms.NullBooleanField):
+    """Yes, no or not given; anything else is an error naming the field."""
+
+    widget = StrictBooleanWidget
+
+    def to_python(self, value):
+        if value is None or value == "":
+            return None
+        if isinstance(value, bool):
+            return value
+        raise forms.ValidationError("must be true or false (or 1 or 0)", code="invalid")
+
+    def validate(self, value):
+        """Not given is allowed: ``to_python`` has refused everything else."""
+
+
+class StrictBooleanFilter(filters.BooleanFilter):
+    """``?flag=maybe`` is a 400 naming ``flag`` (django-filter would ignore it)."""
+
+    field_class = StrictBooleanField
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", StrictBooleanWidget)
+        super().__init__(*args, **kwargs)
+
+
+class HxFilterSet(filters.FilterSet):
+    """The base of every filterset: boolean filters generated from model fields are
+    strict too (choice, number and date filters already refuse what they cannot read)."""
+
+    FILTER_DEFAULTS = {
+        **filters.FilterSet.FILTER_DEFAULTS,
+        models.BooleanField: {"filter_class": StrictBooleanFilter},
+        models.NullBooleanField: {"filter_class": StrictBooleanFilter},
+    }
 
 
 class HostlistFilter(filters.Filter):

@@ -152,6 +152,9 @@ HX_SLURM_ACCOUNTING = env_str("HX_SLURM_ACCOUNTING", "auto")
 # On: viewers and operators read only their own jobs, recommendations, runs and
 # sweeps (hxportal/ownership.py), like Slurm's PrivateData; off: everyone reads all.
 HX_PRIVATE_DATA = env_bool("HX_PRIVATE_DATA", False)
+# Whether ``hx_demo`` may give its demo admin the password "admin": local
+# development settings only; everywhere else a real password must be given.
+HX_DEMO_DEFAULT_ADMIN = False
 
 # Sign-in throttling (django-axes, counts in the database so every worker shares them;
 # hxportal/signin.py and docs/operations.md "Sign-in throttling").

@@ -22,6 +22,8 @@ def _local_secret_key() -> str:
 
 
 SECRET_KEY = env_str("SECRET_KEY") or _local_secret_key()
+# ``make run`` seeds the documented demo admin (admin / admin) with ``hx_demo``.
+HX_DEMO_DEFAULT_ADMIN = True
 # Serve static files straight from the source folders while developing.
 WHITENOISE_USE_FINDERS = True
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise wants it to exist

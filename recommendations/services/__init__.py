@@ -36,7 +36,11 @@ How a recommendation is made
    gives N_spare and E[C] per policy. The recommendation is the lowest E[C]
    among candidates not refused.
 
-Answers are cached by machine occupancy and job shape for ``CACHE_SECONDS``.
+Answers are cached by machine occupancy and job shape for ``CACHE_SECONDS``:
+the computation is shared, never the row. The asker's own repeat (same name
+and external id) gets the same row; anyone else asking gets a row of their own
+(``shared_from``) with the ranking, or the simulations still running, of the
+first; under ``HX_PRIVATE_DATA`` only among rows the asker may read.
 
 The service API of the app, by topic: :mod:`.requests` (ask, cache, refresh,
 accept), :mod:`.ranking` (factors, spare model, refusal rules) and

@@ -113,7 +113,9 @@ def _finalize_with_predictions(rec: Recommendation, predictions: list) -> None:
 
 
 def prediction_progress(rec: Recommendation) -> dict[str, int]:
-    """How many of the recommendation's simulations exist and how many have ended."""
-    statuses = list(rec.predictions.values_list("status", flat=True))
+    """How many of the recommendation's simulations exist and how many have ended
+    (those of the computation it shares, if it shares one)."""
+    statuses = list(PolicyPrediction.objects.filter(
+        recommendation_id=rec.shared_from_id or rec.pk).values_list("status", flat=True))
     return {"simulations": len(statuses),
             "done": sum(s in TERMINAL_RUN_STATUSES for s in statuses)}

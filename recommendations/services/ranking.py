@@ -119,6 +119,24 @@ def store_ranking(rec: Recommendation, factors: dict[str, float], method: str,
         rec.status = RecommendationStatus.READY
         rec.finished_at = timezone.now()
     rec.save()
+    if final:
+        for sharer in rec.sharers.select_for_update().filter(
+                status=RecommendationStatus.COMPUTING):
+            share_outcome(rec, sharer)
+
+
+def share_outcome(source: Recommendation, rec: Recommendation) -> None:
+    """Give ``rec`` the finished ranking of ``source`` (the same question on the same
+    occupancy): the computation only, with ``rec``'s own id in its batch lines."""
+    rec.ranking = source.ranking
+    rec.recommended = {**source.recommended,
+                       "sbatch": sbatch_lines(rec, source.recommended)}
+    rec.method = source.method
+    rec.note = source.note
+    rec.status = RecommendationStatus.READY
+    rec.finished_at = timezone.now()
+    rec.save(update_fields=["ranking", "recommended", "method", "note", "status",
+                            "finished_at"])
 
 
 def _refuse_spread(entries: list[dict], held_fraction: float, simulated: bool) -> None:

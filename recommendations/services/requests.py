@@ -18,6 +18,7 @@ from allocation.hyperx.fragmentation import broken_switches
 from allocation.models import CommPattern, Job, Machine
 from allocation.services import jobs, machines
 from health import services as health
+from hxportal import ownership
 from hxportal.errors import ConflictError
 from hxportal.runs import enqueue
 from recommendations import constants
@@ -28,7 +29,7 @@ from recommendations.models import (
     RecommendationStatus,
 )
 from recommendations.services.predictions import prediction_config
-from recommendations.services.ranking import analytic_factors, store_ranking
+from recommendations.services.ranking import analytic_factors, share_outcome, store_ranking
 from simulation.engine.config import canonical_pattern
 
 
@@ -66,15 +67,23 @@ def _cache_key(machine: Machine, occupancy: str, inputs: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
-def _fresh_cached(machine: Machine, key: str) -> Recommendation | None:
-    """The answer to the same question, if recent; its large JSON fields load only
-    when read (a repeat is usually answered from the rendered-answer cache)."""
+def _fresh_answers(machine: Machine, key: str, user):
+    """Recent answers to the same question that ``user`` may read (under
+    ``HX_PRIVATE_DATA`` only their own: another's must not even be known to exist),
+    newest first; their large JSON fields load only when read (a repeat is usually
+    answered from the rendered-answer cache)."""
     since = timezone.now() - timedelta(seconds=constants.CACHE_SECONDS)
-    return (Recommendation.objects.select_related("machine", "user").defer(
+    answers = (Recommendation.objects.select_related("machine", "user").defer(
         "inputs", "ranking", "recommended").filter(
         machine=machine, cache_key=key, created_at__gte=since,
         status__in=[RecommendationStatus.COMPUTING, RecommendationStatus.READY])
-        .order_by("-created_at").first())
+        .order_by("-created_at", "-id"))
+    return ownership.readable(answers, user, "user")
+
+
+def _own_repeat(answers, user, name: str, external_id: str) -> Recommendation | None:
+    """The asker's own row for this very request (same name and external id)."""
+    return answers.filter(user=user, name=name, external_id=external_id).first()
 
 
 def request_recommendation(*, user, machine: Machine, node_count: int, pattern: str,
@@ -85,8 +94,11 @@ def request_recommendation(*, user, machine: Machine, node_count: int, pattern: 
                            p_abn: float | None = None, alpha_abn: float | None = None,
                            t_bench: float | None = None,
                            simulate: bool = True) -> tuple[Recommendation, bool]:
-    """Return (recommendation, cached). Identical questions on an unchanged machine
-    within ``constants.CACHE_SECONDS`` get the stored answer (or the one still computing)."""
+    """Return (recommendation, cached). Within ``constants.CACHE_SECONDS`` an identical
+    question on an unchanged machine reuses the stored computation: the asker's own
+    repeat (same name and external id) gets the same row; any other request gets a
+    row of its own that shares the ranking (or the simulations still running), never
+    another's row, and only of rows the asker may read (``HX_PRIVATE_DATA``)."""
     pattern = canonical_pattern(pattern)
     if pattern not in CommPattern.values:
         raise ValidationError({"pattern": [f"must be one of {', '.join(CommPattern.values)}"]})
@@ -102,16 +114,32 @@ def request_recommendation(*, user, machine: Machine, node_count: int, pattern: 
               "alpha_abn": alpha_abn, "t_bench": t_bench, "simulate": simulate,
               "default_policy": default_policy()}
     key = _cache_key(machine, occupancy_fingerprint(available, owner), inputs)
-    # A hit needs no lock; a miss locks the machine and looks again, so identical
-    # concurrent questions create one recommendation.
-    if (cached := _fresh_cached(machine, key)) is not None:
-        return refresh(cached), True
+    # A repeat needs no lock; otherwise lock the machine and look again, so identical
+    # concurrent questions compute once.
+    answers = _fresh_answers(machine, key, user)
+    if (repeat := _own_repeat(answers, user, name, external_id)) is not None:
+        return refresh(repeat), True
     with transaction.atomic():
         Machine.objects.select_for_update().get(pk=machine.pk)
-        if (cached := _fresh_cached(machine, key)) is not None:
-            return refresh(cached), True
+        if (repeat := _own_repeat(answers, user, name, external_id)) is not None:
+            return refresh(repeat), True
+        if (source := answers.first()) is not None:
+            return _share(source, user, name, external_id), True
         rec = _create(user, machine, name, external_id, inputs, key)
     return rec, False
+
+
+def _share(source: Recommendation, user, name: str, external_id: str) -> Recommendation:
+    """A new row for ``user`` that reuses ``source``'s computation: its ranking when
+    finished, else its simulations still running (``store_ranking`` finishes both).
+    Only the computation is copied: owner, name, external id and id are the asker's."""
+    root = Recommendation.objects.select_for_update().get(
+        pk=source.shared_from_id or source.pk)
+    rec = Recommendation.objects.create(
+        machine=root.machine, user=user, name=name, external_id=external_id,
+        node_count=root.node_count, pattern=root.pattern, inputs=root.inputs,
+        cache_key=root.cache_key, deadline=root.deadline, shared_from=root)
+    return refresh(rec)
 
 
 def _create(user, machine: Machine, name: str, external_id: str, inputs: dict,
@@ -147,8 +175,13 @@ def _create(user, machine: Machine, name: str, external_id: str, inputs: dict,
 
 
 def refresh(rec: Recommendation) -> Recommendation:
-    """Past the deadline, a recommendation still computing is answered analytically."""
-    if rec.status != RecommendationStatus.COMPUTING or timezone.now() < rec.deadline:
+    """Past the deadline, a recommendation still computing is answered analytically;
+    one sharing another's computation takes its answer once that one has it."""
+    if rec.status != RecommendationStatus.COMPUTING:
+        return rec
+    if rec.shared_from_id is not None and (shared := _refresh_sharer(rec)) is not None:
+        return shared
+    if timezone.now() < rec.deadline:
         return rec
     with transaction.atomic():
         rec = Recommendation.objects.select_for_update().get(pk=rec.pk)
@@ -158,6 +191,23 @@ def refresh(rec: Recommendation) -> Recommendation:
             store_ranking(rec, analytic, RecommendationMethod.ANALYTIC, final=True,
                           note=f"simulations did not finish within "
                                f"{constants.DEADLINE_SECONDS} s; ranked by the analytic score")
+    return rec
+
+
+def _refresh_sharer(rec: Recommendation) -> Recommendation | None:
+    """``rec`` with the shared computation's answer, or None while that has none.
+    (``store_ranking`` normally gives it already; this catches up a row that missed
+    it, and a shared computation past its deadline is answered here first.)"""
+    source = Recommendation.objects.filter(pk=rec.shared_from_id).first()
+    if source is not None:
+        source = refresh(source)
+    if source is None or source.status == RecommendationStatus.COMPUTING or \
+            source.recommended is None:
+        return None
+    with transaction.atomic():
+        rec = Recommendation.objects.select_for_update().get(pk=rec.pk)
+        if rec.status == RecommendationStatus.COMPUTING:
+            share_outcome(source, rec)
     return rec
 
 

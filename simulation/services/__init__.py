@@ -7,7 +7,8 @@
   executed by :func:`execute_run` through :func:`hxportal.runs.execute`
   (claim, simulate outside any transaction, store once).
 * Reuse: a run whose ``config_hash`` matches a succeeded run copies that
-  run's result instead of simulating (``result["reused_from"]`` names it).
+  run's result instead of simulating (``result["reused"]``; ``result["reused_from"]``
+  names it, unless under ``HX_PRIVATE_DATA`` it is another user's run).
   Single runs are reused at creation; sweep runs when the worker claims them.
 * A sweep is the product of parameter lists over a base configuration, one run
   (and one Celery task) per point; its status and progress are derived from

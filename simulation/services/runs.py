@@ -10,6 +10,7 @@ import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
+from hxportal import ownership
 from hxportal.errors import ConflictError
 from hxportal.models import TERMINAL_RUN_STATUSES, RunStatus
 from hxportal.runs import RunReporter, enqueue, execute
@@ -61,26 +62,48 @@ def start_run(config: Any, *, user=None, machine=None) -> SimulationRun:
 
 
 def reusable_source(run: SimulationRun) -> SimulationRun | None:
-    """The oldest succeeded run with the same hash (never a reused copy's copy chain)."""
-    return (SimulationRun.objects.filter(config_hash=run.config_hash,
-                                         engine_version=run.engine_version,
-                                         status=RunStatus.SUCCEEDED)
-            .exclude(pk=run.pk).order_by("finished_at", "id").first())
+    """A succeeded run with the same hash: the oldest (never a reused copy's copy
+    chain), or under ``HX_PRIVATE_DATA`` the owner's own oldest when there is one."""
+    identical = (SimulationRun.objects.filter(config_hash=run.config_hash,
+                                              engine_version=run.engine_version,
+                                              status=RunStatus.SUCCEEDED)
+                 .exclude(pk=run.pk).order_by("finished_at", "id"))
+    if not _names_any_source(run):
+        own = identical.filter(user_id=run.user_id).first()
+        if own is not None:
+            return own
+    return identical.first()
 
 
-def _reused_result(source: SimulationRun) -> dict[str, Any]:
+def _names_any_source(run: SimulationRun) -> bool:
+    """True when the run's owner may read every run, so may learn any source's id."""
+    return ownership.reads_everything(run.user)
+
+
+def _reused_result(source: SimulationRun, run: SimulationRun) -> dict[str, Any]:
+    """The source's result for ``run``; ``reused_from`` names the source only if the
+    run's owner may read it (under ``HX_PRIVATE_DATA`` another's run stays unnamed)."""
     result = dict(source.result or {})
-    result["reused_from"] = result.get("reused_from") or source.pk
+    if _names_any_source(run):
+        result["reused_from"] = result.get("reused_from") or source.pk
+    else:
+        result["reused_from"] = source.pk if source.user_id == run.user_id else None
+    result["reused"] = True
     return result
+
+
+def _reuse_line(result: dict[str, Any]) -> str:
+    named = f"run {result['reused_from']}" if result["reused_from"] else "an earlier run"
+    return f"identical to {named}: result reused, not simulated"
 
 
 def _store_reused(run: SimulationRun, source: SimulationRun) -> None:
     now = timezone.now()
-    run.result = _reused_result(source)
+    run.result = _reused_result(source, run)
     run.status = RunStatus.SUCCEEDED
     run.progress = 1.0
     run.started_at = run.finished_at = now
-    run.log = [f"{now:%H:%M:%S} identical to run {source.pk}: result reused, not simulated"]
+    run.log = [f"{now:%H:%M:%S} {_reuse_line(run.result)}"]
     run.wall_seconds = 0.0
     run.summary = {**summarise(run.result), "wall_seconds": 0.0}
     run.save()
@@ -90,8 +113,9 @@ def simulate_work(run: SimulationRun, reporter: RunReporter) -> dict[str, Any]:
     """The work of one run (outside any transaction): reuse or simulate."""
     source = reusable_source(run)
     if source is not None:
-        reporter.log(f"identical to run {source.pk}: result reused, not simulated")
-        return _reused_result(source)
+        result = _reused_result(source, run)
+        reporter.log(_reuse_line(result))
+        return result
     cfg = SimConfig.from_dict(run.config)
     stored = run.parameters.get("partitions")
     partitions = [np.asarray(p, dtype=np.int64) for p in stored] if stored else None
@@ -109,7 +133,7 @@ def simulate_work(run: SimulationRun, reporter: RunReporter) -> dict[str, Any]:
 
 def _store_summary(run: SimulationRun) -> None:
     result = run.result or {}
-    run.wall_seconds = 0.0 if result.get("reused_from") else float(
+    run.wall_seconds = 0.0 if result.get("reused") or result.get("reused_from") else float(
         result.get("wall_seconds") or 0.0)
     run.summary = {**summarise(result), "wall_seconds": run.wall_seconds}
     run.save(update_fields=["summary", "wall_seconds"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from hxportal.models import RunStatus
@@ -221,3 +223,43 @@ def test_study_endpoint_launches_the_reference_study(api, django_capture_on_comm
         admin = api("admin").post("/api/v1/sweeps/study/", {"scale": 2, "name": "big"},
                                   format="json")
     assert admin.status_code == 202 and admin.json()["name"] == "big"
+
+
+def names_a_run(log: list[str], ids: set[int]) -> bool:
+    return any(re.search(rf"\brun {pk}\b", line) for line in log for pk in ids)
+
+
+def test_private_data_reuses_anothers_result_without_naming_their_run(api, settings):
+    """Re-submitting another user's configuration reuses the computation, but under
+    HX_PRIVATE_DATA nothing names their run: not the result, the summary or the log."""
+    settings.HX_PRIVATE_DATA = True
+    theirs = api("operator").post("/api/v1/simulation-runs/", {"config": TINY},
+                                  format="json").json()
+    api("operator").post("/api/v1/simulation-runs/", {"config": {**TINY, "seed": 5}},
+                         format="json")
+    run_pending(SimulationRun.objects.all())
+    hidden = set(SimulationRun.objects.values_list("id", flat=True))
+    response = api("operator2").post("/api/v1/simulation-runs/", {"config": TINY},
+                                     format="json")
+    mine = response.json()
+    assert mine["status"] == "succeeded", "the computation is still reused"
+    detail = api("operator2").get(f"/api/v1/simulation-runs/{mine['id']}/").json()
+    assert detail["result"]["reused_from"] is None
+    assert detail["summary"]["reused_from"] is None and detail["wall_seconds"] == 0.0
+    assert not names_a_run(detail["log"], hidden), detail["log"]
+    # A sweep's run that reuses another's result at execution does not name it either.
+    sweep = api("operator2").post("/api/v1/sweeps/", {
+        "name": "again", "base": TINY, "parameters": {"seed": [5, 9]}}, format="json").json()
+    run_pending(SimulationRun.objects.filter(sweep_id=sweep["id"]))
+    rows = api("operator2").get(f"/api/v1/sweeps/{sweep['id']}/").json()["results"]
+    assert [(row["seed"], row["reused_from"], row["wall_seconds"] == 0) for row in rows] == [
+        (5, None, True), (9, None, False)]
+    logs = SimulationRun.objects.filter(sweep_id=sweep["id"]).values_list("log", flat=True)
+    assert not any(names_a_run(log, hidden) for log in logs)
+    # Their own earlier run is named; admins, who read every run, see the source.
+    again = api("operator2").post("/api/v1/simulation-runs/", {"config": TINY},
+                                  format="json").json()
+    assert again["result"]["reused_from"] == mine["id"]
+    admin = api("admin").post("/api/v1/simulation-runs/", {"config": TINY},
+                              format="json").json()
+    assert admin["result"]["reused_from"] == theirs["id"]

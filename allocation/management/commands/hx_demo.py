@@ -1,13 +1,29 @@
-"""``manage.py hx_demo``: seed the reference 8x8, c = 8 machine and an admin user."""
+"""``manage.py hx_demo``: seed the reference 8x8, c = 8 machine and an admin user.
+
+The demo admin's password defaults to ``admin`` only where the settings allow
+it (``HX_DEMO_DEFAULT_ADMIN``: local development, ``make run``). Elsewhere, and
+so on production settings, a password must be given (``--password`` or
+``HX_DEMO_ADMIN_PASSWORD``) and pass the site's password validators, because a
+known superuser password on a reachable server is an open door.
+"""
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand
+import os
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
 
 from allocation.models import Machine
 from allocation.services import machines
 from hxportal import services as accounts
 from hxportal.roles import Role
+
+DEMO_PASSWORD = "admin"  # noqa: S105 - the documented local demo password
+PASSWORD_ENV = "HX_DEMO_ADMIN_PASSWORD"  # noqa: S105 - the name of a variable
 
 
 class Command(BaseCommand):
@@ -16,10 +32,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--name", default="hx")
         parser.add_argument("--admin", default="admin", help="Demo admin username.")
-        parser.add_argument("--password", default="admin",
-                            help="Demo admin password (change it for anything real).")
+        parser.add_argument("--password", "--admin-password", dest="password", default=None,
+                            help=f"Demo admin password (else ${PASSWORD_ENV}; 'admin' only "
+                                 "on local development settings).")
 
     def handle(self, *args, **options):
+        password, shown = self._password(options["admin"], options["password"])
         name = options["name"]
         if Machine.objects.filter(name=name).exists():
             self.stdout.write(f"machine {name} already exists")
@@ -28,7 +46,25 @@ class Command(BaseCommand):
                 name=name, sides=[8, 8], concentration=8, hostname_pattern="",
                 description="Reference HyperX: 8x8 switches, c = 8 (512 nodes)")
             self.stdout.write(f"created machine {machine.name} ({machine.node_count} nodes)")
-        user, created = accounts.upsert_user(options["admin"], Role.ADMIN,
-                                             password=options["password"])
+        user, created = accounts.upsert_user(options["admin"], Role.ADMIN, password=password)
         self.stdout.write(f"{'created' if created else 'updated'} admin {user.username} "
-                          f"(password: {options['password']})")
+                          f"({shown})")
+
+    @staticmethod
+    def _password(username: str, given: str | None) -> tuple[str, str]:
+        """(password, what to print): checked before anything is written."""
+        password = given or os.environ.get(PASSWORD_ENV) or None
+        if settings.HX_DEMO_DEFAULT_ADMIN:
+            password = password or DEMO_PASSWORD
+            return password, f"password: {password}" if password == DEMO_PASSWORD \
+                else "password as given"
+        if password is None:
+            raise CommandError(
+                f"refusing to create the demo admin with the password '{DEMO_PASSWORD}' "
+                f"outside local development settings: give --password or set {PASSWORD_ENV}")
+        try:
+            validate_password(password, get_user_model()(username=username))
+        except ValidationError as exc:
+            raise CommandError("the demo admin password is too weak: "
+                               + " ".join(exc.messages)) from exc
+        return password, "password as given"
