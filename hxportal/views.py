@@ -138,7 +138,16 @@ class OwnedRowsMixin:
 
 
 def _client_address(request) -> str:
-    return request.META.get("REMOTE_ADDR", "unknown")
+    """The client's address for the sign-in limit.
+
+    Behind a proxy every request comes from the proxy's address, so one
+    client's failures would lock everyone out; the proxy's header
+    (``HX_CLIENT_IP_HEADER``, compose: nginx's X-Real-IP) is read instead. Set
+    it only where the app is reachable through that proxy alone.
+    """
+    header = settings.HX_CLIENT_IP_HEADER
+    forwarded = request.META.get(header, "").strip() if header else ""
+    return forwarded or request.META.get("REMOTE_ADDR", "unknown")
 
 
 @method_decorator(login_not_required, name="dispatch")

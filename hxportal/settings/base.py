@@ -129,6 +129,9 @@ HX_MAX_BODY_BYTES = DATA_UPLOAD_MAX_MEMORY_SIZE
 HX_MAX_JSON_DEPTH = 32
 HX_MAX_NODES_PER_MACHINE = 1_048_576
 HX_LOGIN_FAILURES_PER_MINUTE = env_int("HX_LOGIN_FAILURES_PER_MINUTE", 10)
+# The request header (WSGI name) holding the client's address when the app sits
+# behind a proxy that sets it (compose: HTTP_X_REAL_IP from nginx); empty: REMOTE_ADDR.
+HX_CLIENT_IP_HEADER = env_str("HX_CLIENT_IP_HEADER", "") or ""
 HX_DEFAULT_POLICY = env_str("HX_DEFAULT_POLICY", "diagonal")
 # On: viewers and operators read only their own jobs, recommendations, runs and
 # sweeps (hxportal/ownership.py), like Slurm's PrivateData; off: everyone reads all.
@@ -187,6 +190,10 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Cold shutdown (SIGQUIT: scripts/run.sh, compose's stop_signal) gives running
+# tasks this long to finish, then cancels them; late acks put their messages
+# back on the broker, so the next worker runs them again.
+CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT = env_int("HX_WORKER_SHUTDOWN_GRACE", 3)
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = Path(env_str("HX_BROKER_DIR", str(DATA_DIR / "broker")))
     for _sub in ("queue", "processed", "control"):

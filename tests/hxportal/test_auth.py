@@ -51,6 +51,19 @@ def test_login_is_rate_limited(client, settings, make_user):
     assert codes[0] == 200 and 429 in codes
 
 
+def test_behind_a_proxy_the_limit_is_per_client_not_per_proxy(client, settings, make_user):
+    """Behind nginx every request has the proxy's REMOTE_ADDR: one client's failures
+    must not lock out the others (compose sets HX_CLIENT_IP_HEADER to nginx's X-Real-IP)."""
+    settings.HX_CLIENT_IP_HEADER = "HTTP_X_REAL_IP"
+    make_user("bob", "viewer")
+    attacker = [client.post("/login/", {"username": "bob", "password": "wrong"},
+                            HTTP_X_REAL_IP="203.0.113.7").status_code for _ in range(12)]
+    assert 429 in attacker
+    other = client.post("/login/", {"username": "bob", "password": "wrong"},
+                        HTTP_X_REAL_IP="198.51.100.2")
+    assert other.status_code == 200
+
+
 def test_hx_user_creates_user_and_prints_a_working_token():
     out = StringIO()
     call_command("hx_user", "carol", "--role", "operator", stdout=out, stderr=StringIO())
