@@ -28,7 +28,8 @@ stop() {
   kill -TERM "${web:-}" "${beat:-}" 2>/dev/null || true
   kill -QUIT "${worker:-}" 2>/dev/null || true
   local deadline=$((SECONDS + STOP_SECONDS))
-  while [ $SECONDS -lt $deadline ] && kill -0 "${pids[@]}" 2>/dev/null; do
+  while [ ${#pids[@]} -gt 0 ] && [ $SECONDS -lt $deadline ] \
+      && kill -0 "${pids[@]}" 2>/dev/null; do
     sleep 0.2
   done
   for pid in "${pids[@]}"; do
@@ -46,13 +47,15 @@ trap on_signal INT TERM
 
 .venv/bin/celery -A hxportal worker --loglevel=INFO --concurrency=2 >"$LOGS/worker.log" 2>&1 &
 worker=$!
+pids+=("$worker")
 .venv/bin/celery -A hxportal beat --loglevel=INFO --schedule "$LOGS/celerybeat-schedule" \
   >"$LOGS/beat.log" 2>&1 &
 beat=$!
+pids+=("$beat")
 echo "hxportal on http://127.0.0.1:${PORT}/  (sign in as admin / admin; logs in ${LOGS}/)"
 bash scripts/web.sh &
 web=$!
-pids=("$worker" "$beat" "$web")
+pids+=("$web")
 # Until one of them stops (or a signal arrives); then stop the others.
 status=0
 wait -n "${pids[@]}" || status=$?

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Set everything up and run the whole suite: lint, import contracts, then pytest
 # twice: on PostgreSQL + Redis (row locks, real worker, browser) and on the
-# zero-setup defaults (SQLite + filesystem broker). Outside CI a missing
+# zero-setup defaults (SQLite + filesystem broker). Tests marked `processes`
+# (make run's and compose's servers started as processes; they bring their own
+# zero-setup database) run in the second pass only. Outside CI a missing
 # service skips its pass with a visible reason; in CI (CI=true) it fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
