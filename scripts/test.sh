@@ -2,8 +2,10 @@
 # Set everything up and run the whole suite: lint, import contracts, then pytest
 # twice: on PostgreSQL + Redis (row locks, real worker, browser) and on the
 # zero-setup defaults (SQLite + filesystem broker), which also runs the `slurm`
-# layer against a real local Slurm once. Outside CI a missing service skips
-# its pass or tests with a visible reason; in CI (CI=true) it fails.
+# layer against a real local Slurm once, and the tests marked `processes` (make
+# run's and compose's servers started as processes; they bring their own
+# zero-setup database). Outside CI a missing service skips its pass or tests
+# with a visible reason; in CI (CI=true) it fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -34,7 +36,7 @@ status=0
 echo "== pytest on PostgreSQL + Redis"
 if services_up; then
   DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL HX_DATA_DIR=$(mktemp -d) \
-    $PY -m pytest -m "($MARKS) and not slurm" "$@" || status=$?
+    $PY -m pytest -m "($MARKS) and not slurm and not processes" "$@" || status=$?
 elif [ "${CI:-}" = "true" ]; then
   echo "PostgreSQL or Redis is not reachable and CI=true: failing." >&2
   exit 1

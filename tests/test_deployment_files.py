@@ -30,6 +30,25 @@ def test_compose_has_every_service_on_one_image():
     assert "gunicorn" in services["web"]["command"]
 
 
+def test_only_nginx_is_published_and_it_buffers_with_time_limits():
+    """gunicorn's sync workers sit behind nginx (tests/test_slow_clients.py runs both)."""
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    published = {name for name, service in services.items() if service.get("ports")}
+    assert published == {"nginx"}
+    assert services["nginx"]["ports"] == ["8000:8080"]
+    assert ("./contrib/nginx/hxportal.conf:/etc/nginx/conf.d/default.conf:ro"
+            in services["nginx"]["volumes"])
+    env = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["x-app"]["environment"]
+    assert env["HX_TRUSTED_PROXY_COUNT"] == "${HX_TRUSTED_PROXY_COUNT:-1}"  # nginx appends XFF
+    assert services["worker"]["stop_signal"] == "SIGQUIT"  # cold shutdown, task requeued
+    conf = (ROOT / "contrib" / "nginx" / "hxportal.conf").read_text()
+    for directive in ("client_header_timeout 10s;", "client_body_timeout 10s;",
+                      "limit_conn hx_per_address", "proxy_buffering on;",
+                      "proxy_request_buffering on;", "proxy_set_header X-Real-IP $remote_addr;",
+                      "location /static/", "server web:8000;", "listen 8080;"):
+        assert directive in conf, directive
+
+
 def _compose_command() -> list[str] | None:
     if shutil.which("docker") and subprocess.run(
             ["docker", "compose", "version"], capture_output=True, check=False).returncode == 0:

@@ -229,6 +229,10 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Cold shutdown (SIGQUIT: scripts/run.sh, compose's stop_signal) gives running
+# tasks this long to finish, then cancels them; late acks put their messages
+# back on the broker, so the next worker runs them again.
+CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT = env_int("HX_WORKER_SHUTDOWN_GRACE", 3)
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = Path(env_str("HX_BROKER_DIR", str(DATA_DIR / "broker")))
     for _sub in ("queue", "processed", "control"):

@@ -1,0 +1,103 @@
+"""``make run`` stops promptly (issue: after SIGTERM the Celery worker hung for over
+25 s). Its warm shutdown waited for the running simulation, up to the task's hour
+limit, and scripts/run.sh waited for it without a bound.
+
+The test starts scripts/run.sh as ``make run`` does (zero-setup: SQLite and the
+filesystem broker in a scratch folder), makes the worker run a long simulation,
+sends SIGTERM to the script and checks that every process it started is gone
+within the bound, and that the simulation's message is back on the broker, so the
+next start runs it again instead of losing it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.servers import free_port, wait_until_serving, zero_setup_env
+
+ROOT = Path(__file__).resolve().parents[1]
+# scripts/run.sh kills what is left after HX_STOP_SECONDS (15 s); a few more for that.
+BOUND = 20.0
+pytestmark = pytest.mark.processes
+
+ENQUEUE = """
+from simulation.presets import study_configs
+from simulation.services.runs import start_run
+point, config = [item for item in study_configs(scale=64)
+                 if item[0]["scenario"] == "interference"][-1]
+print("RUN", start_run(dict(config, seed=2027)).pk)
+"""
+
+
+def session_processes(session: int) -> list[int]:
+    """Live (not zombie) processes of ``session``, read from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == session and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def run_status(database: Path, pk: int) -> str | None:
+    with sqlite3.connect(database, timeout=10) as db:
+        row = db.execute("SELECT status FROM simulation_simulationrun WHERE id = ?",
+                         (pk,)).fetchone()
+    return row[0] if row else None
+
+
+def wait_for_status(database: Path, pk: int, status: str, process, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while run_status(database, pk) != status:
+        assert process.poll() is None, "scripts/run.sh ended early"
+        assert time.monotonic() < deadline, f"run {pk} never became {status}"
+        time.sleep(0.5)
+
+
+def test_sigterm_stops_every_process_promptly_and_requeues_the_running_task(tmp_path):
+    data, port = tmp_path / "data", free_port()
+    data.mkdir()
+    env = {**zero_setup_env(data), "PORT": str(port)}
+    log = (tmp_path / "run.log").open("w")
+    script = subprocess.Popen(["bash", "scripts/run.sh"], cwd=ROOT, env=env, stdout=log,
+                              stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_until_serving(port, timeout=300, process=script)
+        shell = subprocess.run(
+            [sys.executable, "manage.py", "shell", "-c", ENQUEUE], cwd=ROOT,
+            env={**env, "DJANGO_SETTINGS_MODULE": "hxportal.settings.local"},
+            capture_output=True, text=True, timeout=120, check=True)
+        pk = int(shell.stdout.split("RUN")[-1])
+        wait_for_status(data / "hxportal.sqlite3", pk, "running", script, timeout=300)
+        started = time.monotonic()
+        script.send_signal(signal.SIGTERM)
+        while session_processes(script.pid) and time.monotonic() - started < BOUND + 10:
+            script.poll()
+            time.sleep(0.1)
+        seconds = time.monotonic() - started
+        left = session_processes(script.pid)
+    finally:
+        for pid in session_processes(script.pid):
+            os.kill(pid, signal.SIGKILL)
+        script.wait(timeout=30)
+        log.close()
+    output = (tmp_path / "run.log").read_text()
+    assert not left and seconds < BOUND, (seconds, left, output[-2000:])
+    assert "killing" not in output, output[-2000:]  # the worker stopped by itself
+    queued = [path.read_text() for path in (data / "broker" / "queue").glob("*.msg")]
+    assert any(f"simulation.simulationrun:{pk}" in message for message in queued), (
+        "the running simulation's message was not put back on the broker")
+    assert run_status(data / "hxportal.sqlite3", pk) == "running"  # not failed: it runs again
