@@ -72,6 +72,11 @@ class SparesForm(forms.Form):
     per_node = forms.BooleanField(required=False, label="per-node p_abn",
                                   help_text="each free node of the machine gets its own p_abn "
                                             "from its history; names the nodes to use")
+    hold_spares = forms.BooleanField(
+        required=False, label="spares held for the whole job",
+        help_text="tick when dropped spares stay with the job to its end; otherwise the "
+                  "site's setting applies (HX_SPARES_RELEASED: back to Slurm after the "
+                  "benchmark, costing only its time)")
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

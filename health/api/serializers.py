@@ -134,6 +134,9 @@ class SparesRequestSerializer(serializers.Serializer):
         "name the nodes to allocate (chosen)."))
     max_curve_points = serializers.IntegerField(min_value=3, max_value=100_000,
                                                 default=health.MAX_CURVE_POINTS)
+    release = serializers.BooleanField(required=False, allow_null=True, default=None, help_text=(
+        "Dropped spares go back to Slurm after the benchmark and cost only its time "
+        "(default: the site's HX_SPARES_RELEASED)."))
 
     def validate(self, attrs):
         for name, value in attrs.items():
@@ -173,6 +176,8 @@ class SpareRecommendationSerializer(serializers.Serializer):
     t_cmpt = serializers.FloatField()
     t_comm = serializers.FloatField()
     curve = CurvePointSerializer(many=True)
+    release = serializers.BooleanField(
+        help_text="Costs count dropped spares at their benchmark time only.")
     per_node = serializers.BooleanField()
     chosen = serializers.CharField(allow_null=True,
                                    help_text="per_node: hostlist of the nodes to allocate.")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -43,7 +44,8 @@ def recommend(*, n_node: int, t_cmpt: float | None = None, t_comm: float | None 
               machine: Machine | None = None, benchmark: str = "",
               p_abn: float | None = None, alpha_abn: float | None = None,
               t_bench: float | None = None, per_node: bool = False,
-              max_curve_points: int = MAX_CURVE_POINTS) -> dict[str, Any]:
+              max_curve_points: int = MAX_CURVE_POINTS,
+              release: bool | None = None) -> dict[str, Any]:
     """The spare recommendation, with parameters given or from the machine's latest estimate.
 
     Give ``t_cmpt`` (and optionally ``t_comm``, default 0) or ``wall_time`` (and
@@ -55,7 +57,12 @@ def recommend(*, n_node: int, t_cmpt: float | None = None, t_comm: float | None 
     ``p_i``, the posterior mean from its benchmark history (nodes without
     history get ``p_abn``); the least suspicious nodes are chosen first and the
     answer names them (``chosen``, a hostlist of ``n_total`` nodes).
+
+    ``release``: the dropped spares go back to the scheduler after the benchmark
+    (``hx-prolog-bench`` shrinks the Slurm job), so they cost only its time;
+    None takes the site's ``HX_SPARES_RELEASED``.
     """
+    release = settings.HX_SPARES_RELEASED if release is None else bool(release)
     if per_node and machine is None:
         raise ValidationError({"per_node": ["needs a machine"]})
     _check_job_size_and_times(n_node, t_cmpt, t_comm, wall_time, compute_fraction)
@@ -69,10 +76,10 @@ def recommend(*, n_node: int, t_cmpt: float | None = None, t_comm: float | None 
         if per_node:
             rec, chosen = _recommend_for_free_nodes(
                 machine, estimate.benchmark if estimate else benchmark, params, n_node,
-                t_cmpt, t_comm, max_curve_points)
+                t_cmpt, t_comm, max_curve_points, release)
         else:
             rec = spares.recommend_spares(n_node, params, t_cmpt=t_cmpt, t_comm=t_comm,
-                                          max_curve_points=max_curve_points)
+                                          max_curve_points=max_curve_points, release=release)
     except ValueError as exc:
         raise _core_error(exc) from exc
     out = rec.as_dict()
@@ -137,7 +144,7 @@ def _model_parameters(given: dict[str, float | None], machine: Machine | None,
 
 def _recommend_for_free_nodes(machine: Machine, benchmark: str,
                               params: spares.SpareParameters, n_node: int, t_cmpt: float,
-                              t_comm: float, max_curve_points: int
+                              t_comm: float, max_curve_points: int, release: bool
                               ) -> tuple[spares.SpareRecommendation, str]:
     """The per-node recommendation over the machine's free nodes, and the hostlist of
     the nodes it chose."""
@@ -147,7 +154,7 @@ def _recommend_for_free_nodes(machine: Machine, benchmark: str,
             f"machine {machine.name} has only {len(names)} free nodes"]})
     rec = spares.recommend_spares_for_nodes(
         node_p, n_node, params.alpha_abn, params.t_bench, t_cmpt=t_cmpt,
-        t_comm=t_comm, max_curve_points=max_curve_points)
+        t_comm=t_comm, max_curve_points=max_curve_points, release=release)
     return rec, hostlists.compress([names[i] for i in rec.chosen or ()])
 
 

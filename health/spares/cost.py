@@ -17,6 +17,14 @@ independently, so ``N_abn ~ Binomial(N_total, p_abn)`` and::
 "As-is" is the same job without the method: ``t_bench = 0`` and
 ``N_spare = 0``.
 
+**Released spares** (``release=True``): when the dropped nodes go back to the
+scheduler right after the benchmark (``hx-prolog-bench`` shrinks the Slurm
+job), they cost only the benchmark, so::
+
+    E[C] = N_total * E[T_bench] + N_node * E[T_app]
+
+``E[T_total]`` is the same in both variants; only who pays for it changes.
+
 Numerics: ``1 - P[N_abn <= N_spare]`` is computed directly as the binomial
 survival function (``scipy.stats.binom.sf``), never as ``1 - cdf``, and
 ``P[N_abn > 0]`` as ``-expm1(N_total * log1p(-p_abn))``; both keep full
@@ -43,6 +51,7 @@ __all__ = [
     "SpareRecommendation",
     "evaluate_as_is",
     "evaluate_spares",
+    "node_time",
     "p_abn_from_intervals",
     "prob_any_abnormal",
     "recommend_spares",
@@ -141,7 +150,8 @@ class SpareRecommendation:
     more than computing them; plots can read the ``curve_*`` tuples directly.
     ``chosen`` is only set by the per-node variant: the candidate indices
     given to the job at the optimum (for that variant ``p_abn`` is the mean
-    ``p_i`` of the chosen candidates).
+    ``p_i`` of the chosen candidates). ``release``: costs count the dropped
+    spares' benchmark only (they go back to the scheduler after it).
     """
 
     n_node: int
@@ -157,6 +167,7 @@ class SpareRecommendation:
     t_cmpt: float
     t_comm: float
     chosen: tuple[int, ...] | None = None
+    release: bool = False
     curve_n_spare: tuple[int, ...] = field(default=(), repr=False)
     curve_expected_cost: tuple[float, ...] = field(default=(), repr=False)
     curve_expected_time: tuple[float, ...] = field(default=(), repr=False)
@@ -199,6 +210,7 @@ class SpareRecommendation:
             "t_cmpt": self.t_cmpt,
             "t_comm": self.t_comm,
             "chosen": None if self.chosen is None else list(self.chosen),
+            "release": self.release,
         }
 
 
@@ -276,6 +288,16 @@ def _validate_job(n_node: object, t_cmpt: object, t_comm: object) -> tuple[int, 
     return n, cmpt, comm
 
 
+def node_time(n_node: int, n_total: Any, bench: Any, app: Any, release: bool) -> Any:
+    """Expected node-time: every node pays the benchmark and the application, or,
+    with ``release``, the dropped spares pay only the benchmark.
+
+    >>> node_time(10, 12, 1.0, 100.0, False), node_time(10, 12, 1.0, 100.0, True)
+    (1212.0, 1012.0)
+    """
+    return n_total * (bench + app) if not release else n_total * bench + n_node * app
+
+
 def _expected(
     n_node: int,
     n_spare: np.ndarray,
@@ -284,16 +306,16 @@ def _expected(
     t_bench: float,
     t_cmpt: float,
     t_comm: float,
+    release: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Vectorised ``(E[C], E[T_total])`` for an integer array of ``N_spare``."""
     n_total = n_node + n_spare
     p_any = prob_any_abnormal(n_total, p)
     # 1 - P[N_abn <= N_spare], computed as a survival function.
     tail = binom.sf(n_spare, n_total, p)
-    e_time = (
-        t_bench * (1.0 + (alpha - 1.0) * p_any) + t_cmpt + t_comm + (alpha - 1.0) * t_cmpt * tail
-    )
-    return n_total * e_time, e_time
+    bench = t_bench * (1.0 + (alpha - 1.0) * p_any)
+    app = t_cmpt + t_comm + (alpha - 1.0) * t_cmpt * tail
+    return node_time(n_node, n_total, bench, app, release), bench + app
 
 
 def evaluate_spares(
@@ -302,8 +324,10 @@ def evaluate_spares(
     params: SpareParameters,
     t_cmpt: float,
     t_comm: float = 0.0,
+    release: bool = False,
 ) -> CurvePoint:
-    """``E[C]`` and ``E[T_total]`` for one choice of ``N_spare``.
+    """``E[C]`` and ``E[T_total]`` for one choice of ``N_spare`` (``release``: the
+    dropped spares are released after the benchmark).
 
     Examples
     --------
@@ -315,7 +339,7 @@ def evaluate_spares(
     n, cmpt, comm = _validate_job(n_node, t_cmpt, t_comm)
     s = as_int("n_spare", n_spare, minimum=0)
     cost, time = _expected(
-        n, np.array([s]), params.p_abn, params.alpha_abn, params.t_bench, cmpt, comm
+        n, np.array([s]), params.p_abn, params.alpha_abn, params.t_bench, cmpt, comm, release
     )
     return CurvePoint(s, float(cost[0]), float(time[0]))
 
@@ -349,6 +373,7 @@ def _lower_bounds(
     t_bench: float,
     t_cmpt: float,
     t_comm: float,
+    release: bool = False,
 ) -> np.ndarray:
     """Lower bound of ``E[C]`` over every integer ``N_spare`` in ``[lo, hi]``.
 
@@ -356,15 +381,14 @@ def _lower_bounds(
     grows with ``N_total``; and ``P[Bin(N_node + s, p) > s] >=
     P[Bin(N_node + lo, p) > hi]`` (stochastic dominance in ``N_total`` and a
     lower threshold).  Every factor is non-negative, so the product of the
-    bounds bounds the product.
+    bounds bounds the product (in both variants of :func:`node_time`).
     """
     n_total = n_node + lo
     p_any = prob_any_abnormal(n_total, p)
     tail = binom.sf(hi, n_total, p)
-    e_time = (
-        t_bench * (1.0 + (alpha - 1.0) * p_any) + t_cmpt + t_comm + (alpha - 1.0) * t_cmpt * tail
-    )
-    return n_total * e_time
+    bench = t_bench * (1.0 + (alpha - 1.0) * p_any)
+    app = t_cmpt + t_comm + (alpha - 1.0) * t_cmpt * tail
+    return node_time(n_node, n_total, bench, app, release)
 
 
 def _thin(count: int, best: int, max_points: int) -> np.ndarray:
@@ -393,6 +417,7 @@ def _build(
     t_cmpt: float,
     t_comm: float,
     chosen: tuple[int, ...] | None = None,
+    release: bool = False,
 ) -> SpareRecommendation:
     """Assemble a :class:`SpareRecommendation` (shared with the per-node module)."""
     if max_curve_points is not None:
@@ -416,6 +441,7 @@ def _build(
         t_cmpt=float(t_cmpt),
         t_comm=float(t_comm),
         chosen=chosen,
+        release=release,
         curve_n_spare=tuple(s_out.tolist()),
         curve_expected_cost=tuple(c_out.tolist()),
         curve_expected_time=tuple(t_out.tolist()),
@@ -429,6 +455,7 @@ def recommend_spares(
     t_comm: float = 0.0,
     stride: int | None = None,
     max_curve_points: int | None = None,
+    release: bool = False,
 ) -> SpareRecommendation:
     """Choose ``N_spare`` in ``0 .. N_node`` minimising ``E[C]``.
 
@@ -453,6 +480,9 @@ def recommend_spares(
         Thin the returned ``curve`` to at most this many evenly spread points
         (``>= 3``); ``N_spare = 0``, the optimum and the last point are always
         kept.  The optimum itself is unaffected.
+    release : bool
+        The dropped spares go back to the scheduler after the benchmark, so
+        they cost only its time (see the module docstring); more spares pay.
 
     Returns
     -------
@@ -469,6 +499,9 @@ def recommend_spares(
     3.136
     >>> len(rec.curve), rec.curve[0].n_spare, rec.curve[-1].n_spare
     (101, 0, 100)
+    >>> released = recommend_spares(100, params, t_cmpt=10.0, t_comm=5.0, release=True)
+    >>> released.n_spare >= rec.n_spare, released.expected_cost < rec.expected_cost
+    (True, True)
     """
     n, cmpt, comm = _validate_job(n_node, t_cmpt, t_comm)
     if not isinstance(params, SpareParameters):
@@ -477,7 +510,7 @@ def recommend_spares(
         step = max(1, -(-(n + 1) // MAX_FULL_CURVE_POINTS))
     else:
         step = as_int("stride", stride, minimum=1)
-    args = (params.p_abn, params.alpha_abn, params.t_bench, cmpt, comm)
+    args = (params.p_abn, params.alpha_abn, params.t_bench, cmpt, comm, bool(release))
 
     grid = np.arange(0, n + 1, step, dtype=np.int64)
     if grid[-1] != n:
@@ -516,4 +549,5 @@ def recommend_spares(
         t_bench=params.t_bench,
         t_cmpt=cmpt,
         t_comm=comm,
+        release=bool(release),
     )

@@ -37,6 +37,7 @@ from .cost import (
     SpareRecommendation,
     _build,
     _validate_job,
+    node_time,
 )
 
 __all__ = [
@@ -139,6 +140,7 @@ def recommend_spares_for_nodes(
     t_cmpt: float,
     t_comm: float = 0.0,
     max_curve_points: int | None = None,
+    release: bool = False,
 ) -> SpareRecommendation:
     """Choose ``N_spare`` when every candidate node has its own ``p_i``.
 
@@ -153,6 +155,8 @@ def recommend_spares_for_nodes(
         As in :func:`health.spares.cost.recommend_spares`.
     max_curve_points : int, optional
         Thin the returned curve (the optimum is unaffected).
+    release : bool
+        Dropped spares are released after the benchmark (they cost only it).
 
     Returns
     -------
@@ -186,8 +190,10 @@ def recommend_spares_for_nodes(
     p_any = -np.expm1(log_normal[n - 1 :])
     tails = poisson_binomial_tails(p_sorted, n)
     s_values = np.arange(p.size - n + 1, dtype=np.int64)
-    times = bench * (1.0 + (alpha - 1.0) * p_any) + cmpt + comm + (alpha - 1.0) * cmpt * tails
-    costs = (n + s_values) * times
+    bench_part = bench * (1.0 + (alpha - 1.0) * p_any)
+    app_part = cmpt + comm + (alpha - 1.0) * cmpt * tails
+    times = bench_part + app_part
+    costs = node_time(n, n + s_values, bench_part, app_part, release)
     best = int(np.argmin(costs))
 
     as_is_time = cmpt + comm + (alpha - 1.0) * cmpt * float(p_any[0])
@@ -207,4 +213,5 @@ def recommend_spares_for_nodes(
         t_cmpt=cmpt,
         t_comm=comm,
         chosen=chosen,
+        release=release,
     )

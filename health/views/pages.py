@@ -159,7 +159,8 @@ class SparesPageView(RoleRequiredMixin, TemplateView):
                     wall_time=data["wall_time"], compute_fraction=data["compute_fraction"],
                     machine=data["machine"], benchmark=data["benchmark"], p_abn=data["p_abn"],
                     alpha_abn=data["alpha_abn"], t_bench=data["t_bench"],
-                    per_node=data["per_node"])
+                    per_node=data["per_node"],
+                    release=False if data["hold_spares"] else None)
             except ValidationError as exc:
                 add_form_errors(form, exc)
             else:

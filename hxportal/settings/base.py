@@ -149,6 +149,10 @@ HX_SLURM_SYNC_INTERVAL = env_int("HX_SLURM_SYNC_INTERVAL", 60, minimum=5)
 HX_SLURM_SYNC_MAX_JOBS = env_int("HX_SLURM_SYNC_MAX_JOBS", 5000, minimum=1)
 HX_SLURM_HISTORY_DAYS = env_int("HX_SLURM_HISTORY_DAYS", 31, minimum=1)
 HX_SLURM_ACCOUNTING = env_str("HX_SLURM_ACCOUNTING", "auto")
+# The site's prolog gives dropped spares back to Slurm after the benchmark
+# (hx-prolog-bench's default): spare recommendations then count them at their
+# benchmark time only. Off: spares are held for the whole job.
+HX_SPARES_RELEASED = env_bool("HX_SPARES_RELEASED", True)
 # On: viewers and operators read only their own jobs, recommendations, runs and
 # sweeps (hxportal/ownership.py), like Slurm's PrivateData; off: everyone reads all.
 HX_PRIVATE_DATA = env_bool("HX_PRIVATE_DATA", False)

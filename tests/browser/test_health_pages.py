@@ -75,9 +75,11 @@ def test_viewer_uses_the_spare_calculator(browser_page, login, machine):
     page.fill("input[name=p_abn]", "0.005")
     page.fill("input[name=alpha_abn]", "10")
     page.fill("input[name=t_bench]", "0.1")
+    page.check("input[name=hold_spares]")  # the study's worked case: spares held to the end
     page.click("text=Calculate")
     page.wait_for_selector("[data-testid=spares-result]")
     assert page.locator("[data-testid=n-spare]").inner_text() == "3"
+    assert "stay with the job" in page.locator("[data-testid=release]").inner_text()
     assert "saving 68.1%" in page.locator("[data-testid=saving]").inner_text()
     cost = page.locator("figure[data-testid=cost-curve][data-rendered='1']")
     assert cost.is_visible()

@@ -95,10 +95,14 @@ def test_drain_and_estimate_buttons_need_an_operator(client_for, history, machin
 
 
 def test_spares_page_shows_curves_and_saving(client_for):
-    url = ("/spares/?n_node=100&p_abn=0.005&alpha_abn=10&t_bench=0.1&t_cmpt=10&t_comm=5")
+    # The study's worked case, of its model where spares are held to the end.
+    url = ("/spares/?n_node=100&p_abn=0.005&alpha_abn=10&t_bench=0.1&t_cmpt=10&t_comm=5"
+           "&hold_spares=on")
     response = client_for("viewer").get(url)
     html = response.content.decode()
-    assert 'data-testid="n-spare">3<' in html
+    assert 'data-testid="n-spare">3<' in html and "stay with the job" in html
+    released = client_for("viewer").get(url.replace("&hold_spares=on", "")).content.decode()
+    assert 'data-testid="n-spare">5<' in released and "cost only its time" in released
     assert 'data-testid="cost-curve"' in html and 'data-testid="time-curve"' in html
     assert "saving 68.1%" in html
     cost = response.context["charts"]["cost"]

@@ -16,6 +16,36 @@ pytestmark = pytest.mark.django_db
 WORKED = {"n_node": 100, "p_abn": 0.026, "alpha_abn": 3.53, "t_bench": 0.0167}
 
 
+@pytest.fixture(autouse=True)
+def held_spares(settings):
+    """The study's worked cases are of its model, where spares are held to the end."""
+    settings.HX_SPARES_RELEASED = False
+
+
+def test_released_spares_cost_their_benchmark_only(api, settings):
+    """With release on (hx-prolog-bench shrinks the job), E[C] counts the dropped
+    spares at the benchmark's time: more spares pay, and the same time costs less."""
+    held = api("viewer").post("/api/v1/spares/", {**WORKED, "t_cmpt": 100, "t_comm": 0},
+                              format="json").json()
+    released = api("viewer").post("/api/v1/spares/", {**WORKED, "t_cmpt": 100, "t_comm": 0,
+                                                      "release": True}, format="json").json()
+    assert (held["release"], released["release"]) == (False, True)
+    assert released["n_spare"] > held["n_spare"] == 8
+    assert released["expected_cost"] < held["expected_cost"]
+    by_spares = {p["n_spare"]: p for p in released["curve"]}
+    point = by_spares[held["n_spare"]]
+    # Same E[T_total]; the cost differs by the spares' application time only.
+    same = next(p for p in held["curve"] if p["n_spare"] == held["n_spare"])
+    assert point["expected_time"] == pytest.approx(same["expected_time"])
+    app_time = same["expected_time"] - WORKED["t_bench"] * (
+        1 + (WORKED["alpha_abn"] - 1) * (1 - (1 - WORKED["p_abn"]) ** (100 + 8)))
+    assert same["expected_cost"] - point["expected_cost"] == pytest.approx(8 * app_time)
+    settings.HX_SPARES_RELEASED = True
+    default = api("viewer").post("/api/v1/spares/", {**WORKED, "t_cmpt": 100, "t_comm": 0},
+                                 format="json").json()
+    assert default["release"] is True and default["n_spare"] == released["n_spare"]
+
+
 def seed_history(machine, owner, *, n_jobs: int = 60, seed: int = 3, bad_nodes: int = 2,
                  benchmark: str = "stream") -> list[Job]:
     """A synthetic history on the 64-node machine: 16 nodes per job, two repeatedly bad."""
