@@ -35,6 +35,7 @@ RULES = {
     "NodeViewSet.update": A, "NodeViewSet.partial_update": A,
     "JobViewSet.list": V, "JobViewSet.retrieve": V, "JobViewSet.create": OP,
     "JobViewSet.allocate": OP, "JobViewSet.start": OP, "JobViewSet.release": OP,
+    "JobViewSet.submitted": OP,
     "RecommendationViewSet.list": V, "RecommendationViewSet.retrieve": V,
     "RecommendationViewSet.create": OP, "RecommendationViewSet.accept": OP,
     "BenchmarkResultViewSet.list": V, "BenchmarkResultViewSet.create": OP,

@@ -25,6 +25,7 @@ PATHS = [
     'api/v1/^jobs/(?P<pk>[^/.]+)/allocate/$',
     'api/v1/^jobs/(?P<pk>[^/.]+)/release/$',
     'api/v1/^jobs/(?P<pk>[^/.]+)/start/$',
+    'api/v1/^jobs/(?P<pk>[^/.]+)/submitted/$',
     'api/v1/^machines/$',
     'api/v1/^machines/(?P<name>[A-Za-z][A-Za-z0-9_.-]{0,63})/$',
     'api/v1/^machines/(?P<name>[A-Za-z][A-Za-z0-9_.-]{0,63})/compare/$',

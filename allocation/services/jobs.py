@@ -11,6 +11,7 @@ IMMEDIATE transaction mode takes the database write lock up front instead.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -57,6 +58,10 @@ class Candidate:
         return {"policy": self.policy, "seed": self.seed, "size": len(self.endpoints),
                 "hostlist": self.hostlist, "properties": self.properties or None,
                 "error": self.error or None}
+
+
+class PartitionTaken(ConflictError):
+    """A proposed partition lost a node between the proposal and the allocation."""
 
 
 def topology_of(machine: Machine) -> HyperX:
@@ -153,6 +158,30 @@ def propose(machine: Machine, policy: str, size: int, seed: int | None = 0,
                      hostnames=tuple(_hostnames(machine, endpoints)), properties=props)
 
 
+def propose_around(machine: Machine, policy: str, fixed: Sequence[int], extra: int,
+                   seed: int, available: np.ndarray, busy: np.ndarray) -> Candidate:
+    """The partition of the ``fixed`` endpoints, kept as they are (the partition a
+    recommendation simulated), plus ``extra`` more that ``policy`` chooses among the
+    other available ones (its spares). The candidate's error says why not, when
+    ``fixed`` is no longer free or the extra nodes do not fit."""
+    fixed_array = np.asarray(fixed, dtype=np.int64)
+    if fixed_array.size == 0 or not available[fixed_array].all():
+        return Candidate(policy=policy, seed=seed, error="the partition is no longer free")
+    rest = available.copy()
+    rest[fixed_array] = False
+    chosen = fixed_array
+    if extra:
+        try:
+            more = allocate(topology_of(machine), rest, policy, extra, seed=seed,
+                            busy=busy | np.isin(np.arange(busy.size), fixed_array))
+        except AllocationError as exc:
+            return Candidate(policy=policy, seed=seed, error=exc.reason)
+        chosen = np.concatenate([fixed_array, more])
+    props = partition_properties(topology_of(machine), chosen).as_dict()
+    return Candidate(policy=policy, seed=seed, endpoints=tuple(int(e) for e in chosen),
+                     hostnames=tuple(_hostnames(machine, chosen)), properties=props)
+
+
 def compare_policies(machine: Machine, size: int, seed: int | None = 0) -> list[Candidate]:
     """Every policy's candidate for ``size`` nodes on the same occupancy snapshot."""
     _validate_request(machine, POLICIES[0], size, seed)
@@ -231,9 +260,15 @@ def _allocate_locked(job: Job, policy: str, seed: int | None, spares: int, mode:
         spare_text = f" ({job.node_count} + {spares} spare)" if spares else ""
         raise ValidationError({field: [f"{policy} cannot place {total} nodes{spare_text}: "
                                        f"{candidate.error}"]})
+    return _place(job, machine, candidate)
+
+
+def _place(job: Job, machine: Machine, candidate: Candidate) -> Job:
+    """Write ``candidate`` as the job's allocation (first ``node_count`` primary, the
+    rest spare); the caller holds the machine and job locks."""
     nodes = {n.index: n for n in Node.objects.select_for_update().filter(
-        machine=machine, index__in=candidate.endpoints)} if total <= 900 else {
-        n.index: n for n in Node.objects.select_for_update().filter(machine=machine)}
+        machine=machine, index__in=candidate.endpoints)} if len(candidate.endpoints) <= 900 \
+        else {n.index: n for n in Node.objects.select_for_update().filter(machine=machine)}
     now = timezone.now()
     rows = []
     for rank, index in enumerate(candidate.endpoints):
@@ -244,12 +279,33 @@ def _allocate_locked(job: Job, policy: str, seed: int | None, spares: int, mode:
         rows.append(Allocation(job=job, node=node, role=role, rank=rank, created_at=now))
     Allocation.objects.bulk_create(rows, batch_size=5000)
     job.status = JobStatus.ALLOCATED
-    job.policy = policy
+    job.policy = candidate.policy
     job.seed = candidate.seed
     job.properties = candidate.properties
     job.allocated_at = now
     job.save(update_fields=["status", "policy", "seed", "properties", "allocated_at"])
     return job
+
+
+def allocate_candidate(job: Job, candidate: Candidate) -> Job:
+    """Allocate exactly ``candidate``'s nodes (a partition proposed and checked
+    beforehand, e.g. against Slurm); :class:`ConflictError` when one was taken,
+    drained or downed meanwhile: nothing is written, and the caller proposes again."""
+    try:
+        with transaction.atomic():
+            machine = Machine.objects.select_for_update().get(pk=job.machine_id)
+            job = Job.objects.select_for_update().get(pk=job.pk)
+            if job.status != JobStatus.PENDING:
+                raise ConflictError(f"job {job.pk} is {job.status}, not pending",
+                                    field="status")
+            available, _ = occupancy(machine)
+            taken = [e for e in candidate.endpoints if not available[e]]
+            if taken:
+                raise PartitionTaken(f"{len(taken)} of the proposed nodes were taken "
+                                     "meanwhile; propose again")
+            return _place(job, machine, candidate)
+    except IntegrityError as exc:
+        raise ConflictError("another allocation took some of these nodes; retry") from exc
 
 
 @transaction.atomic
@@ -279,6 +335,25 @@ def finish_job(job: Job, status: str = JobStatus.COMPLETED,
     if actual_runtime is not None:
         job.actual_runtime = actual_runtime
     job.save(update_fields=["status", "finished_at", "actual_runtime"])
+    return job
+
+
+@transaction.atomic
+def record_submission(job: Job, slurm_job_id: int) -> Job:
+    """Link a portal job to the Slurm job that runs it (reported by its submitter);
+    the same id again is fine, another id or an id another job has is a conflict."""
+    job = Job.objects.select_for_update().get(pk=job.pk)
+    if job.slurm_job_id == slurm_job_id:
+        return job
+    if job.slurm_job_id is not None:
+        raise ConflictError(f"job {job.pk} already runs as Slurm job {job.slurm_job_id}",
+                            field="slurm_job_id")
+    other = Job.objects.filter(machine_id=job.machine_id, slurm_job_id=slurm_job_id).first()
+    if other is not None:
+        raise ConflictError(f"Slurm job {slurm_job_id} is already portal job {other.pk}",
+                            field="slurm_job_id")
+    job.slurm_job_id = slurm_job_id
+    job.save(update_fields=["slurm_job_id"])
     return job
 
 

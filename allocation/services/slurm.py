@@ -76,6 +76,16 @@ def carry_out(machine: Machine, hostnames: Sequence[str], state: str, reason: st
     return True
 
 
+def not_free(hostnames: Sequence[str], slurm: SlurmClient | None = None) -> set[str]:
+    """Which of ``hostnames`` Slurm would not start a job on right now (allocated,
+    completing, drained, down or not responding); raises :class:`SlurmUnavailable`."""
+    try:
+        nodes = {n.name: n for n in (slurm or client()).nodes()}
+    except SlurmError as exc:
+        raise SlurmUnavailable(f"Slurm cannot be read now: {exc}", field="machine") from exc
+    return {h for h in hostnames if h not in nodes or not nodes[h].idle}
+
+
 def audit(changes: Sequence[StateChange], state: str, reason: str, *, source: str,
           user=None, in_slurm: bool) -> None:
     """One :class:`NodeEvent` per node whose state or reason changed."""
@@ -107,5 +117,17 @@ def link_status(machine: Machine) -> dict | None:
             "healthy": bool(link.last_success_at) and link.consecutive_failures == 0}
 
 
-__all__ = ["SLURM_OWNER", "NodeEventSource", "SlurmError", "SlurmUnavailable", "StateChange",
-           "audit", "carry_out", "client", "link_for", "link_status", "linked_link"]
+__all__ = [
+    "SLURM_OWNER",
+    "NodeEventSource",
+    "SlurmError",
+    "SlurmUnavailable",
+    "StateChange",
+    "audit",
+    "carry_out",
+    "client",
+    "link_for",
+    "link_status",
+    "linked_link",
+    "not_free",
+]

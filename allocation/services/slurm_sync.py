@@ -154,6 +154,21 @@ def _portal_side(machine: Machine, slurm_ids: list[int]
     return portal_nodes, known, holders
 
 
+def _link_placed(machine: Machine, jobs: list[SlurmJob]) -> None:
+    """Give a portal job placed for an accepted recommendation the id of the Slurm
+    job that runs it (its comment says ``hxportal-job=<id>``), when the submitter
+    did not report it (``POST /api/v1/jobs/<id>/submitted/``): one job, not two."""
+    tagged = {j.portal_job: j.job_id for j in jobs if j.portal_job is not None}
+    if not tagged:
+        return
+    linked = set(Job.objects.filter(machine=machine, slurm_job_id__in=list(tagged.values()))
+                 .values_list("slurm_job_id", flat=True))
+    for pk, slurm_id in tagged.items():
+        if slurm_id not in linked:
+            Job.objects.filter(pk=pk, machine=machine, source=JobSource.PORTAL,
+                               slurm_job_id__isnull=True).update(slurm_job_id=slurm_id)
+
+
 # ------------------------------------------------------------------ writing
 
 def _owners(users: set[str]) -> dict[str, Any]:
@@ -325,6 +340,7 @@ def sync_machine(machine: Machine, client: SlurmClient | None = None) -> SyncRep
     started = time.monotonic()
     try:
         nodes, jobs, complete, cursor = _read_slurm(link, client or slurm.client(), report)
+        _link_placed(machine, jobs)
         portal_nodes, known, holders = _portal_side(machine, [j.job_id for j in jobs])
         plan = plan_sync(portal_nodes=portal_nodes, known_jobs=known, holders=holders,
                          slurm_nodes=nodes, slurm_jobs=jobs, partition=link.partition,

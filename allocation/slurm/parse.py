@@ -141,6 +141,7 @@ def job_from_json(item: Mapping[str, Any]) -> SlurmJob:
         exit_signal=signal,
         time_limit=_limit(item.get("time_limit")),
         reason="" if reason == "None" else reason,
+        comment=str(item.get("comment") or "")[:500],
     )
 
 

@@ -6,8 +6,12 @@ node lists are tuples of hostnames, never hostlist expressions.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
+
+#: How a job submitted for an accepted recommendation names its portal job.
+PORTAL_JOB_TAG = re.compile(r"\bhxportal-job=(\d{1,18})\b")
 
 #: Job states after which a job holds no node (Slurm's base job states).
 FINISHED_STATES = frozenset({
@@ -90,6 +94,15 @@ class SlurmJob:
     exit_signal: int | None
     time_limit: int | None
     reason: str = ""
+    #: The job's ``--comment`` (squeue only; accounting keeps it only when the site
+    #: stores comments): ``hxportal-job=<id>`` links a job the portal placed.
+    comment: str = ""
+
+    @property
+    def portal_job(self) -> int | None:
+        """The portal job id this Slurm job carries in its comment, if any."""
+        match = PORTAL_JOB_TAG.search(self.comment)
+        return int(match.group(1)) if match else None
 
     @property
     def finished(self) -> bool:

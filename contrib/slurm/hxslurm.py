@@ -356,6 +356,28 @@ def scontrol_hostnames(hostlist: str, log: Log | None = None) -> list[str]:
     return expand_hostlist(hostlist)
 
 
+def shrink_job(job_id: str, keep: list[str], log: Log) -> bool:
+    """Give a running job's other nodes back to Slurm: ``scontrol update
+    JobId=<id> NodeList=<keep>``. True when Slurm did it."""
+    scontrol = shutil.which(os.environ.get("HX_SCONTROL", "scontrol"))
+    if not (scontrol and job_id.isdigit() and keep):
+        log("cannot release nodes: no scontrol, job id or nodes to keep")
+        return False
+    try:
+        done = subprocess.run([scontrol, "update", f"JobId={job_id}",
+                               f"NodeList={compress_hostlist(keep)}"],
+                              capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        log(f"scontrol update failed ({exc}); the dropped nodes stay with the job")
+        return False
+    if done.returncode:
+        first = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[0]
+        log(f"Slurm did not shrink job {job_id} ({first[:200]}); the dropped nodes stay "
+            "with the job")
+        return False
+    return True
+
+
 # --------------------------------------------------------------------------- slurm time
 def parse_slurm_time(text: str) -> float | None:
     """Seconds of a Slurm ``--time`` value; ``None`` for UNLIMITED, INFINITE or junk."""

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from allocation.hyperx.fragmentation import broken_switches
 from allocation.models import CommPattern, Job, Machine
-from allocation.services import jobs, machines
+from allocation.services import jobs, machines, slurm, slurm_sync
 from health import services as health
 from hxportal import ownership
 from hxportal.errors import ConflictError
@@ -222,25 +222,88 @@ def expire_overdue() -> int:
     return count
 
 
+#: Proposals an accept tries before it gives up on nodes taken meanwhile.
+ACCEPT_ATTEMPTS = 3
+
+
 def accept(rec: Recommendation, user, policy: str | None = None) -> Job:
-    """Allocate the recommended (or chosen) policy with N_node + N_spare nodes, once."""
+    """Allocate the recommended (or chosen) policy with N_node + N_spare nodes, once.
+
+    The primaries are the partition that was ranked (and simulated) when all its
+    nodes are still free; the spares are chosen around it by the same policy.
+    On a machine linked to Slurm the portal first syncs, then checks that Slurm
+    has every proposed node free at that moment; a node taken meanwhile (in
+    Slurm or the portal) makes it propose again around it rather than queue
+    behind it. Slurm unreachable: nothing is allocated (a 409 that says so).
+    """
+    policy, entry = _acceptable(rec, policy)
+    linked = slurm.linked_link(rec.machine) is not None
+    if linked:
+        try:
+            slurm_sync.sync_machine(rec.machine)
+        except slurm_sync.SyncFailed as exc:
+            raise slurm.SlurmUnavailable(f"Slurm cannot be read now ({exc}); nothing was "
+                                         "allocated", field="machine") from exc
+    refused: set[int] = set()  # endpoints Slurm holds that the portal did not know of
+    for _ in range(ACCEPT_ATTEMPTS):
+        candidate = _proposal(rec, policy, entry["n_spare"], refused)
+        if linked:
+            taken = slurm.not_free(candidate.hostnames)
+            if taken:
+                refused |= {e for e, h in zip(candidate.endpoints, candidate.hostnames,
+                                              strict=True) if h in taken}
+                continue
+        try:
+            return _record_accept(rec, user, policy, entry, candidate)
+        except jobs.PartitionTaken:
+            continue
+    raise ConflictError(f"the nodes proposed for {policy} were taken {ACCEPT_ATTEMPTS} times "
+                        "in a row (by Slurm or the portal); ask again", field="policy")
+
+
+def _acceptable(rec: Recommendation, policy: str | None) -> tuple[str, dict]:
+    """(policy, its ranking entry), or why this recommendation cannot be accepted."""
+    if rec.status == RecommendationStatus.ACCEPTED:
+        raise ConflictError(f"recommendation {rec.pk} was already accepted (job "
+                            f"{rec.job_id})", field="status")
+    if rec.status != RecommendationStatus.READY:
+        raise ConflictError(f"recommendation {rec.pk} is {rec.status}", field="status")
+    policy = policy or rec.recommended["policy"]
+    entry = next((e for e in rec.ranking if e.get("policy") == policy and "error" not in e),
+                 None)
+    if entry is None:
+        raise ValidationError({"policy": [f"{policy} is not a feasible candidate here"]})
+    return policy, entry
+
+
+def _proposal(rec: Recommendation, policy: str, n_spare: int, refused: set[int]):
+    """The ranked partition plus spares around it when it is still free, else the
+    policy's partition of N + spares on the live occupancy; never a refused node."""
+    machine = rec.machine
+    available, owner = jobs.occupancy(machine)
+    available[list(refused)] = False
+    busy = (owner > 0) | ~available
+    ranked = next((c for c in rec.inputs.get("candidates", []) if c["policy"] == policy), {})
+    candidate = jobs.propose_around(machine, policy, ranked.get("endpoints") or (), n_spare,
+                                    ranked.get("seed", 0), available, busy)
+    if candidate.error:
+        candidate = jobs.propose(machine, policy, rec.node_count + n_spare,
+                                 ranked.get("seed", 0), available=available, busy=busy)
+    if candidate.error:
+        raise ValidationError({"node_count": [
+            f"{policy} cannot place {rec.node_count} + {n_spare} nodes now: {candidate.error}"]})
+    return candidate
+
+
+def _record_accept(rec: Recommendation, user, policy: str, entry: dict, candidate) -> Job:
     with transaction.atomic():
         rec = Recommendation.objects.select_for_update().get(pk=rec.pk)
-        if rec.status == RecommendationStatus.ACCEPTED:
-            raise ConflictError(f"recommendation {rec.pk} was already accepted (job "
-                                f"{rec.job_id})", field="status")
-        if rec.status != RecommendationStatus.READY:
-            raise ConflictError(f"recommendation {rec.pk} is {rec.status}", field="status")
-        policy = policy or rec.recommended["policy"]
-        entry = next((e for e in rec.ranking if e.get("policy") == policy and "error" not in e),
-                     None)
-        if entry is None:
-            raise ValidationError({"policy": [f"{policy} is not a feasible candidate here"]})
-        job = jobs.submit_job(owner=user, machine=rec.machine, name=rec.name,
+        _acceptable(rec, policy)  # accepted meanwhile by a concurrent request?
+        job = jobs.create_job(owner=user, machine=rec.machine, name=rec.name,
                               external_id=rec.external_id, node_count=rec.node_count,
                               pattern=rec.pattern, t_cmpt=rec.inputs["t_cmpt"],
-                              t_comm=entry["t_comm"] or None, policy=policy,
-                              spares=entry["n_spare"])
+                              t_comm=entry["t_comm"] or None)
+        job = jobs.allocate_candidate(job, candidate)
         rec.status = RecommendationStatus.ACCEPTED
         rec.job = job
         rec.accepted_at = timezone.now()

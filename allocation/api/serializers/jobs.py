@@ -113,6 +113,11 @@ class ReleaseSerializer(serializers.Serializer):
     actual_runtime = time_field()
 
 
+class SubmittedSerializer(serializers.Serializer):
+    slurm_job_id = serializers.IntegerField(min_value=1, max_value=2**63 - 1,
+                                            help_text="The id sbatch printed.")
+
+
 class PreviewSerializer(AllocateSerializer):
     size = serializers.IntegerField(min_value=1, max_value=MAX_NODES)
     spares = None

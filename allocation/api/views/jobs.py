@@ -15,6 +15,7 @@ from allocation.api.serializers.jobs import (
     JobSerializer,
     PropertiesSerializer,
     ReleaseSerializer,
+    SubmittedSerializer,
 )
 from allocation.filtersets import JobFilterSet
 from allocation.models import Job
@@ -65,6 +66,17 @@ class JobViewSet(OwnWritesMixin, mixins.ListModelMixin, mixins.RetrieveModelMixi
         job = self.get_object()
         data = validated(ReleaseSerializer, request)
         job = jobs.finish_job(job, data["status"], data["actual_runtime"])
+        return Response(JobSerializer(job, context=self.get_serializer_context()).data)
+
+
+    @extend_schema(request=SubmittedSerializer, responses=JobSerializer)
+    @action(detail=True, methods=["post"], filterset_class=None)
+    def submitted(self, request, pk=None):
+        """The Slurm job id that runs this job (hx-sbatch reports it after ``sbatch``),
+        so the sync updates this job instead of adding another."""
+        job = self.get_object()
+        data = validated(SubmittedSerializer, request)
+        job = jobs.record_submission(job, data["slurm_job_id"])
         return Response(JobSerializer(job, context=self.get_serializer_context()).data)
 
 
