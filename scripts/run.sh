@@ -14,7 +14,13 @@ mkdir -p data
 pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
-.venv/bin/celery -A hxportal worker --loglevel=INFO --concurrency=2 >data/worker.log 2>&1 &
+# The main worker takes every queue; the small one only predictions and
+# maintenance, so both are answered while the main one runs long simulations.
+.venv/bin/celery -A hxportal worker --loglevel=INFO --concurrency=2 -n main@%h \
+  -Q celery,hx-interactive,hx-maintenance >data/worker.log 2>&1 &
+pids+=($!)
+.venv/bin/celery -A hxportal worker --loglevel=INFO --concurrency=1 -n short@%h \
+  -Q hx-interactive,hx-maintenance >data/worker-short.log 2>&1 &
 pids+=($!)
 .venv/bin/celery -A hxportal beat --loglevel=INFO --schedule data/celerybeat-schedule \
   >data/beat.log 2>&1 &

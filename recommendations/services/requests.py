@@ -27,7 +27,7 @@ from recommendations.models import (
     RecommendationMethod,
     RecommendationStatus,
 )
-from recommendations.services.predictions import prediction_config
+from recommendations.services.predictions import answer_at_deadline, prediction_config
 from recommendations.services.ranking import analytic_factors, store_ranking
 from simulation.engine.config import canonical_pattern
 
@@ -147,22 +147,19 @@ def _create(user, machine: Machine, name: str, external_id: str, inputs: dict,
 
 
 def refresh(rec: Recommendation) -> Recommendation:
-    """Past the deadline, a recommendation still computing is answered analytically."""
+    """Past the deadline, a recommendation still computing is answered with the
+    simulations that finished and the analytic score for the others."""
     if rec.status != RecommendationStatus.COMPUTING or timezone.now() < rec.deadline:
         return rec
     with transaction.atomic():
         rec = Recommendation.objects.select_for_update().get(pk=rec.pk)
         if rec.status == RecommendationStatus.COMPUTING:
-            analytic = analytic_factors(rec.inputs["candidates"],
-                                        rec.inputs.get("held_fraction", 0))
-            store_ranking(rec, analytic, RecommendationMethod.ANALYTIC, final=True,
-                          note=f"simulations did not finish within "
-                               f"{constants.DEADLINE_SECONDS} s; ranked by the analytic score")
+            answer_at_deadline(rec)
     return rec
 
 
 def expire_overdue() -> int:
-    """Beat task body: answer every overdue recommendation analytically."""
+    """Beat task body: answer every overdue recommendation (:func:`refresh`)."""
     overdue = Recommendation.objects.filter(status=RecommendationStatus.COMPUTING,
                                             deadline__lt=timezone.now())
     count = 0
