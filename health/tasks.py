@@ -11,10 +11,10 @@ from celery import shared_task
 from health import services
 from health.constants import ESTIMATE_ALL_MACHINES_TASK, RUN_ESTIMATION_TASK
 from health.models import EstimationRun
-from hxportal.runs import execute
+from hxportal.runs import RUN_TASK_REQUEST, execute
 
 
-@shared_task(name=RUN_ESTIMATION_TASK,
+@shared_task(name=RUN_ESTIMATION_TASK, Request=RUN_TASK_REQUEST,
              bind=True, acks_late=True, soft_time_limit=1800, time_limit=1900)
 def run_estimation(self, run_id: int) -> str | None:
     """Estimate p_abn, alpha_abn and t_bench for one EstimationRun row."""

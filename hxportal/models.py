@@ -94,7 +94,10 @@ class TrackedRun(models.Model):
     Subclasses add their own inputs and name their Celery task in ``task_name``;
     the runner in ``hxportal.runs`` claims, executes and stores them so a
     redelivered message never repeats a result, and re-sends rows whose message
-    never reached the broker.
+    never reached the broker. A running row is held by a lease: the process that
+    claimed it writes ``heartbeat_at`` while it works, and only the holder of
+    ``lease_token`` may store the outcome; a row whose heartbeat stops (its worker
+    was killed) is queued again by ``hxportal.runs.recover_stale``.
     """
 
     task_name: str = ""
@@ -115,6 +118,13 @@ class TrackedRun(models.Model):
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last sign of life of the process running it.")
+    lease_token = models.CharField(
+        max_length=32, blank=True, default="",
+        help_text="Which claim holds the running row; empty when no process holds it.")
+    lease_owner = models.CharField(max_length=255, blank=True, default="",
+                                   help_text="Host and process id of the holder.")
 
     class Meta:
         abstract = True
@@ -123,6 +133,11 @@ class TrackedRun(models.Model):
     @property
     def is_terminal(self) -> bool:
         return self.status in TERMINAL_RUN_STATUSES
+
+    def still_wanted(self) -> bool:
+        """Whether a run whose worker was lost should run again (subclasses say no
+        when its result can no longer be used)."""
+        return True
 
     @property
     def task_id(self) -> str:

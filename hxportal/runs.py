@@ -1,8 +1,10 @@
 """The task runner shared by every tracked run.
 
 Enqueue after commit with the row id as the task id; claim the row in a short
-transaction; run the pure work outside any transaction; store the result in
-one short transaction that ignores a run already finished by another delivery.
+transaction, taking its lease (:mod:`hxportal.leases`); run the pure work
+outside any transaction while a heartbeat keeps the lease; store the result in
+one short transaction that only the lease's holder may write, so a run already
+finished, or taken over after its worker went silent, is never stored twice.
 """
 
 from __future__ import annotations
@@ -16,13 +18,18 @@ from typing import Any
 from celery import current_app
 from celery.exceptions import SoftTimeLimitExceeded
 from django.apps import apps
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from hxportal.leases import Heartbeat, is_held, last_sign_of_life, new_token, owner_name
 from hxportal.models import TERMINAL_RUN_STATUSES, RunStatus, TrackedRun
 
 logger = logging.getLogger(__name__)
 MAX_LOG_LINES = 500
+#: The ``Request`` option of every tracked run's task: its worker hands the run
+#: back when the pool process running it dies (``hxportal.worker.RunRequest``).
+RUN_TASK_REQUEST = "hxportal.worker:RunRequest"
 
 
 def enqueue(run: TrackedRun) -> None:
@@ -78,8 +85,26 @@ def resend_unsent(older_than_seconds: float = 30.0) -> int:
     return sent
 
 
+class RunLost(Exception):
+    """The row is no longer this claim's: cancelled, or taken over after a lost lease."""
+
+
+def stamped(line: str) -> str:
+    """A log line as runs store it (``HH:MM:SS text``)."""
+    return f"{timezone.now():%H:%M:%S} {line}"
+
+
+def append_log(run: TrackedRun, line: str) -> None:
+    """Add a stamped line to the row's stored log (the caller saves ``log``)."""
+    run.log = [*run.log, stamped(line)][-MAX_LOG_LINES:]
+
+
 class RunReporter:
-    """Progress and log lines for a running row, written at most every ``interval`` s."""
+    """Progress and log lines for a running row, written at most every ``interval`` s.
+
+    Each write also renews the lease's heartbeat, and raises :class:`RunLost`
+    when the row is no longer held by this claim, which stops work nobody wants.
+    """
 
     def __init__(self, run: TrackedRun, interval: float = 0.5) -> None:
         self.run = run
@@ -89,8 +114,7 @@ class RunReporter:
 
     def log(self, line: str) -> None:
         logger.info("%s: %s", self.run.task_id, line)
-        stamp = timezone.now().strftime("%H:%M:%S")
-        self._pending_lines.append(f"{stamp} {line}")
+        self._pending_lines.append(stamped(line))
         self._flush(force=True)
 
     def progress(self, fraction: float) -> None:
@@ -104,34 +128,84 @@ class RunReporter:
         self._last_write = now
         model = type(self.run)
         with transaction.atomic():
-            row = model.objects.select_for_update().only("log", "status").get(pk=self.run.pk)
-            if row.status != RunStatus.RUNNING:
+            row = model.objects.select_for_update().only(
+                "log", "status", "lease_token").get(pk=self.run.pk)
+            if row.status != RunStatus.RUNNING or row.lease_token != self.run.lease_token:
                 self._pending_lines.clear()
-                return
+                raise RunLost(f"{self.run.task_id} is {row.status}"
+                              + (" under another claim" if row.status == RunStatus.RUNNING
+                                 else ""))
             lines = (list(row.log) + self._pending_lines)[-MAX_LOG_LINES:]
             self._pending_lines.clear()
-            model.objects.filter(pk=self.run.pk).update(progress=self.run.progress, log=lines)
+            model.objects.filter(pk=self.run.pk).update(
+                progress=self.run.progress, log=lines, heartbeat_at=timezone.now())
+
+
+def max_attempts() -> int:
+    return int(settings.HX_RUN_MAX_ATTEMPTS)
+
+
+def give_up(run: TrackedRun) -> None:
+    """Fail a running row whose worker was lost on every attempt (inside the caller's
+    transaction, the row locked)."""
+    seen = timezone.localtime(last_sign_of_life(run))
+    run.status = RunStatus.FAILED
+    run.error = (f"the worker running it was lost on each of {run.attempts} attempts (last: "
+                 f"{run.lease_owner or 'unknown process'}, silent since {seen:%H:%M:%S}); "
+                 f"not run again (HX_RUN_MAX_ATTEMPTS={max_attempts()})")
+    run.finished_at = timezone.now()
+    run.lease_token = ""
+    append_log(run, run.error)
+    run.save(update_fields=["status", "error", "finished_at", "lease_token", "log"])
 
 
 def claim(model: type[TrackedRun], pk: int) -> TrackedRun | None:
-    """Mark the run running; ``None`` when it is already finished (redelivery)."""
+    """Take the row's lease and mark it running.
+
+    ``None`` when there is nothing to do here: the row is finished (a redelivered
+    message), a live process holds it (a duplicate message), or its worker was
+    lost on every allowed attempt (the row is failed with that reason). A running
+    row whose holder stopped beating is taken over.
+    """
     with transaction.atomic():
         run = model.objects.select_for_update().filter(pk=pk).first()
         if run is None or run.status in TERMINAL_RUN_STATUSES:
             return None
+        if is_held(run):
+            logger.info("%s is held by %s: this delivery leaves it", run.task_id,
+                        run.lease_owner)
+            return None
+        if run.status == RunStatus.RUNNING:  # its last holder was lost
+            if run.attempts >= max_attempts():
+                give_up(run)
+                return None
+            seen = timezone.localtime(last_sign_of_life(run))
+            append_log(run, f"attempt {run.attempts} lost its worker ("
+                            f"{run.lease_owner or 'unknown process'}, silent since "
+                            f"{seen:%H:%M:%S}); taken over")
+        now = timezone.now()
         run.status = RunStatus.RUNNING
-        run.started_at = timezone.now()
+        run.started_at = run.heartbeat_at = now
         run.attempts += 1
-        run.save(update_fields=["status", "started_at", "attempts"])
+        run.lease_token = new_token()
+        run.lease_owner = owner_name()
+        run.save(update_fields=["status", "started_at", "heartbeat_at", "attempts",
+                                "lease_token", "lease_owner", "log"])
         return run
 
 
 def finish(model: type[TrackedRun], pk: int, *, status: str, result: Any = None,
-           error: str = "", on_success: Callable[[TrackedRun], None] | None = None) -> bool:
-    """Store the outcome once; a second delivery that finishes later changes nothing."""
+           error: str = "", on_success: Callable[[TrackedRun], None] | None = None,
+           token: str | None = None) -> bool:
+    """Store the outcome once; a second delivery that finishes later changes nothing,
+    nor does a claim (``token``) whose row was taken over in the meantime."""
     with transaction.atomic():
         run = model.objects.select_for_update().get(pk=pk)
         if run.status in TERMINAL_RUN_STATUSES:
+            return False
+        if token is not None and run.lease_token != token:
+            logger.warning("%s was taken over by %s: this outcome is not stored",
+                           run.task_id, run.lease_owner)
             return False
         run.status = status
         run.result = result
@@ -148,19 +222,24 @@ def finish(model: type[TrackedRun], pk: int, *, status: str, result: Any = None,
 def execute(model: type[TrackedRun], pk: int,
             work: Callable[[TrackedRun, RunReporter], Any],
             on_success: Callable[[TrackedRun], None] | None = None) -> str | None:
-    """Claim, run ``work`` outside any transaction, store its result; return the status."""
+    """Claim, run ``work`` outside any transaction with a heartbeat, store its result;
+    return the stored status (``None`` when this delivery stored nothing)."""
     run = claim(model, pk)
     if run is None:
         return None
-    reporter = RunReporter(run)
-    try:
-        result = work(run, reporter)
-    except SoftTimeLimitExceeded:
-        finish(model, pk, status=RunStatus.FAILED, error="timeout")
-        return RunStatus.FAILED
-    except Exception as exc:
-        logger.exception("run %s failed", run.task_id)
-        finish(model, pk, status=RunStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
-        return RunStatus.FAILED
-    finish(model, pk, status=RunStatus.SUCCEEDED, result=result, on_success=on_success)
-    return RunStatus.SUCCEEDED
+    token = run.lease_token
+    with Heartbeat(model, pk, token):
+        try:
+            result = work(run, RunReporter(run))
+        except RunLost as lost:
+            logger.info("stopped: %s", lost)
+            return None
+        except SoftTimeLimitExceeded:
+            status, outcome = RunStatus.FAILED, {"error": "timeout"}
+        except Exception as exc:
+            logger.exception("run %s failed", run.task_id)
+            status, outcome = RunStatus.FAILED, {"error": f"{type(exc).__name__}: {exc}"}
+        else:
+            status, outcome = RunStatus.SUCCEEDED, {"result": result, "on_success": on_success}
+    stored = finish(model, pk, status=status, token=token, **outcome)
+    return status if stored else None

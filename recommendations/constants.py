@@ -7,7 +7,7 @@ from allocation.models import CommPattern
 PREDICT_POLICY_TASK = "allocation.tasks.predict_policy"
 EXPIRE_RECOMMENDATIONS_TASK = "allocation.tasks.expire_recommendations"
 
-#: Seconds the simulations get before the analytic ranking stands.
+#: Seconds the simulations get; then the ones finished rank, the analytic score for the rest.
 DEADLINE_SECONDS = 30
 #: Seconds an identical question on an unchanged machine gets the stored answer.
 CACHE_SECONDS = 600

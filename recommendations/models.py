@@ -72,3 +72,8 @@ class PolicyPrediction(TrackedRun):
 
     def __str__(self) -> str:
         return f"{self.policy} prediction for recommendation {self.recommendation_id}"
+
+    def still_wanted(self) -> bool:
+        """Only a recommendation still computing can use the prediction."""
+        return Recommendation.objects.filter(pk=self.recommendation_id,
+                                             status=RecommendationStatus.COMPUTING).exists()

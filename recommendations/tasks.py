@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from hxportal.runs import RUN_TASK_REQUEST
 from recommendations import services
 from recommendations.constants import EXPIRE_RECOMMENDATIONS_TASK, PREDICT_POLICY_TASK
 
 
-@shared_task(name=PREDICT_POLICY_TASK,
+@shared_task(name=PREDICT_POLICY_TASK, Request=RUN_TASK_REQUEST,
              bind=True, acks_late=True, soft_time_limit=120, time_limit=150)
 def predict_policy(self, prediction_id: int) -> str | None:
     """Simulate one policy's candidate for a recommendation, then rank if all are in."""

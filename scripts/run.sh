@@ -26,7 +26,7 @@ pids=()
 stop() {
   trap - EXIT INT TERM
   kill -TERM "${web:-}" "${beat:-}" 2>/dev/null || true
-  kill -QUIT "${worker:-}" 2>/dev/null || true
+  kill -QUIT "${worker:-}" "${short:-}" 2>/dev/null || true
   local deadline=$((SECONDS + STOP_SECONDS))
   while [ ${#pids[@]} -gt 0 ] && [ $SECONDS -lt $deadline ] \
       && kill -0 "${pids[@]}" 2>/dev/null; do
@@ -45,9 +45,16 @@ on_signal() { stop; exit 0; }
 trap stop EXIT
 trap on_signal INT TERM
 
-.venv/bin/celery -A hxportal worker --loglevel=INFO --concurrency=2 >"$LOGS/worker.log" 2>&1 &
+# The main worker takes every queue; the small one only predictions and
+# maintenance, so both are answered while the main one runs long simulations.
+.venv/bin/celery -A hxportal worker --loglevel=INFO --concurrency=2 -n main@%h \
+  -Q celery,hx-interactive,hx-maintenance >"$LOGS/worker.log" 2>&1 &
 worker=$!
 pids+=("$worker")
+.venv/bin/celery -A hxportal worker --loglevel=INFO --concurrency=1 -n short@%h \
+  -Q hx-interactive,hx-maintenance >"$LOGS/worker-short.log" 2>&1 &
+short=$!
+pids+=("$short")
 .venv/bin/celery -A hxportal beat --loglevel=INFO --schedule "$LOGS/celerybeat-schedule" \
   >"$LOGS/beat.log" 2>&1 &
 beat=$!

@@ -11,11 +11,12 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
+from hxportal.runs import RUN_TASK_REQUEST
 from simulation import services
 
 
-@shared_task(name="simulation.tasks.run_simulation",
-              bind=True, acks_late=True, soft_time_limit=settings.CELERY_TASK_SOFT_TIME_LIMIT,
+@shared_task(name="simulation.tasks.run_simulation", Request=RUN_TASK_REQUEST,
+             bind=True, acks_late=True, soft_time_limit=settings.CELERY_TASK_SOFT_TIME_LIMIT,
              time_limit=settings.CELERY_TASK_TIME_LIMIT)
 def run_simulation(self, run_id: int) -> str | None:
     """Simulate one SimulationRun row (or copy an identical stored result)."""

@@ -76,3 +76,32 @@ def test_the_image_and_the_package_carry_every_app():
     for app in local:
         assert f"COPY {app} ./{app}" in dockerfile, app
         assert f"{app}*" in include, app
+
+
+def test_every_worker_command_names_its_queues():
+    """The main worker consumes every queue, the small one predictions and
+    maintenance (tests/hxportal/test_queues.py shows why both)."""
+    every = ",".join(settings.HX_QUEUES)
+    short = f"{settings.HX_INTERACTIVE_QUEUE},{settings.HX_MAINTENANCE_QUEUE}"
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    for name, queues in (("worker", every), ("worker-short", short)):
+        command = services[name]["command"]
+        assert command[command.index("-Q") + 1] == queues, name
+    run_sh = (ROOT / "scripts" / "run.sh").read_text()
+    assert f"-Q {every} " in run_sh and f"-Q {short} " in run_sh
+    assert f"-Q {every}\n" in (ROOT / "README.md").read_text()
+
+
+def test_short_tasks_route_away_from_the_default_queue():
+    from hxportal.celery import app
+
+    def queue(task: str) -> str:
+        return app.amqp.router.route({}, task)["queue"].name
+
+    assert queue("allocation.tasks.predict_policy") == settings.HX_INTERACTIVE_QUEUE
+    for task in ("hxportal.tasks.resend_unsent_runs", "hxportal.tasks.recover_stale_runs",
+                 "allocation.tasks.expire_recommendations",
+                 "allocation.tasks.estimate_all_machines"):
+        assert queue(task) == settings.HX_MAINTENANCE_QUEUE, task
+    for task in ("simulation.tasks.run_simulation", "allocation.tasks.run_estimation"):
+        assert queue(task) == settings.HX_DEFAULT_QUEUE, task

@@ -44,8 +44,13 @@ def purge_broker() -> None:
 @contextmanager
 def celery_worker(log_path: Path, concurrency: int = 1,
                   extra_env: dict[str, str] | None = None,
-                  ready_timeout: float = 90.0) -> Iterator[subprocess.Popen]:
-    """Run ``celery -A hxportal worker`` until the block ends; yield the process."""
+                  ready_timeout: float = 90.0, queues: tuple[str, ...] | None = None,
+                  name: str = "test") -> Iterator[subprocess.Popen]:
+    """Run ``celery -A hxportal worker`` until the block ends; yield the process.
+
+    It consumes every queue (``settings.HX_QUEUES``), as the main worker of
+    scripts/run.sh does, unless ``queues`` names some.
+    """
     env = {**os.environ, "DATABASE_URL": current_database_url(),
            "DJANGO_SETTINGS_MODULE": "hxportal.settings.test",
            "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
@@ -54,7 +59,8 @@ def celery_worker(log_path: Path, concurrency: int = 1,
     process = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "hxportal", "worker", "--loglevel=INFO",
          f"--concurrency={concurrency}", "--pool=prefork", "--without-gossip",
-         "--without-mingle", "--without-heartbeat", "-n", f"test-{os.getpid()}@%h"],
+         "--without-mingle", "--without-heartbeat", "-n", f"{name}-{os.getpid()}@%h",
+         "-Q", ",".join(queues or settings.HX_QUEUES)],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + ready_timeout

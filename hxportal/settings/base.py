@@ -11,6 +11,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+from kombu import Exchange, Queue
 
 from hxportal.settings.env import env_bool, env_int, env_list, env_str
 
@@ -231,6 +233,36 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("HX_TASK_SOFT_TIME_LIMIT", 3300)
 CELERY_TASK_TIME_LIMIT = env_int("HX_TASK_TIME_LIMIT", 3600)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# Three queues. Bulk work (simulation runs, sweeps, estimations) stays on the
+# default queue; recommendation predictions (a 30 s deadline) and the short
+# maintenance tasks get their own, so neither waits behind a sweep's backlog: a
+# worker consuming several queues takes from each in turn, and a second small
+# worker consuming only the two short queues (scripts/run.sh, docker-compose.yml)
+# answers them even while every process of the main worker runs a long simulation.
+HX_DEFAULT_QUEUE = "celery"  # Celery's default name: messages queued before stay valid
+HX_INTERACTIVE_QUEUE = "hx-interactive"
+HX_MAINTENANCE_QUEUE = "hx-maintenance"
+HX_QUEUES = (HX_DEFAULT_QUEUE, HX_INTERACTIVE_QUEUE, HX_MAINTENANCE_QUEUE)
+CELERY_TASK_DEFAULT_QUEUE = HX_DEFAULT_QUEUE
+# Declared, so a worker started without -Q consumes all three.
+CELERY_TASK_QUEUES = [Queue(name, Exchange(name, type="direct"), routing_key=name)
+                      for name in HX_QUEUES]
+CELERY_TASK_ROUTES = {
+    "allocation.tasks.predict_policy": {"queue": HX_INTERACTIVE_QUEUE},
+    "allocation.tasks.expire_recommendations": {"queue": HX_MAINTENANCE_QUEUE},
+    "allocation.tasks.estimate_all_machines": {"queue": HX_MAINTENANCE_QUEUE},
+    "hxportal.tasks.resend_unsent_runs": {"queue": HX_MAINTENANCE_QUEUE},
+    "hxportal.tasks.recover_stale_runs": {"queue": HX_MAINTENANCE_QUEUE},
+}
+# A running tracked run writes a heartbeat every quarter of the lease; a run
+# silent for a whole lease lost its worker (killed outright: nothing requeues
+# its message before the visibility timeout) and is queued again, at most
+# HX_RUN_MAX_ATTEMPTS claims in all, then failed with the reason.
+HX_RUN_LEASE_SECONDS = env_int("HX_RUN_LEASE_SECONDS", 120)
+HX_RUN_MAX_ATTEMPTS = env_int("HX_RUN_MAX_ATTEMPTS", 3)
+if HX_RUN_LEASE_SECONDS < 2 or HX_RUN_MAX_ATTEMPTS < 1:
+    raise ImproperlyConfigured("HX_RUN_LEASE_SECONDS must be at least 2 and "
+                               "HX_RUN_MAX_ATTEMPTS at least 1")
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Cold shutdown (SIGQUIT: scripts/run.sh, compose's stop_signal) gives running

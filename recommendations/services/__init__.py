@@ -21,7 +21,9 @@ How a recommendation is made
    transients: at half the volume the ranking on the reference case already
    differs). When all finish, the
    ranking is redone from the mean simulated completion times. If they do not
-   finish within ``DEADLINE_SECONDS``, the analytic ranking stands and says so.
+   all finish within ``DEADLINE_SECONDS``, the ones that did rank, the
+   analytic score (relative to the same reference policy) stands in for the
+   others, the note names both, and predictions not started are cancelled.
 4. What one job's simulation cannot see is added as a rule from the study
    (docs/domain.md section 3): a candidate without switch locality, when some
    other candidate has it, is *refused* if other jobs hold at least

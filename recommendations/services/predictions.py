@@ -7,6 +7,7 @@ import dataclasses
 
 import numpy as np
 from django.db import transaction
+from django.utils import timezone
 
 from allocation.models import Machine
 from hxportal.models import TERMINAL_RUN_STATUSES, RunStatus
@@ -95,21 +96,42 @@ def finish_if_complete(prediction: PolicyPrediction) -> None:
         _finalize_with_predictions(rec, predictions)
 
 
-def _finalize_with_predictions(rec: Recommendation, predictions: list) -> None:
+def answer_at_deadline(rec: Recommendation) -> None:
+    """Past the deadline (``rec`` locked, still computing): rank with the simulations
+    that finished, the analytic score standing in for the others, and cancel the
+    predictions not started yet (nothing will use them)."""
+    rec.predictions.filter(status=RunStatus.PENDING).update(
+        status=RunStatus.CANCELLED, finished_at=timezone.now(),
+        error="not needed: the recommendation was answered at its deadline")
+    _finalize_with_predictions(rec, list(rec.predictions.all()), at_deadline=True)
+
+
+def _finalize_with_predictions(rec: Recommendation, predictions: list,
+                               at_deadline: bool = False) -> None:
     analytic = analytic_factors(rec.inputs["candidates"], rec.inputs.get("held_fraction", 0))
     cycles = {p.policy: p.result["completion_cycles"] for p in predictions
               if p.status == RunStatus.SUCCEEDED and p.result and p.result.get("completed")}
+    late = f"did not finish within {constants.DEADLINE_SECONDS} s"
     if not cycles:
         store_ranking(rec, analytic, RecommendationMethod.ANALYTIC, final=True,
-                       note="every simulation failed; ranked by the analytic score")
+                       note=f"simulations {late}; ranked by the analytic score" if at_deadline
+                       else "every simulation failed; ranked by the analytic score")
         return
-    reference = cycles.get(rec.inputs["default_policy"]) or min(cycles.values())
-    factors = {p: cycles[p] / reference if p in cycles else analytic[p] for p in analytic}
+    # Both scores relative to one reference policy, so they rank together.
+    default = rec.inputs["default_policy"]
+    reference = default if default in cycles else min(cycles, key=cycles.get)
+    factors = {p: cycles[p] / cycles[reference] if p in cycles
+               else analytic[p] / analytic[reference] for p in analytic}
     missing = sorted(set(analytic) - set(cycles))
-    note = (f"no simulation result for {', '.join(missing)}: analytic score used there"
-            if missing else "")
+    if missing and at_deadline:
+        note = (f"simulated: {', '.join(sorted(cycles))}; analytic score for "
+                f"{', '.join(missing)} (their simulations {late})")
+    elif missing:
+        note = f"no simulation result for {', '.join(missing)}: analytic score used there"
+    else:
+        note = ""
     store_ranking(rec, factors, RecommendationMethod.SIMULATION, final=True, cycles=cycles,
-                   note=note)
+                   note=note[:255])
 
 
 def prediction_progress(rec: Recommendation) -> dict[str, int]:

@@ -28,7 +28,7 @@ from recommendations.models import (
     RecommendationMethod,
     RecommendationStatus,
 )
-from recommendations.services.predictions import prediction_config
+from recommendations.services.predictions import answer_at_deadline, prediction_config
 from recommendations.services.ranking import analytic_factors, share_outcome, store_ranking
 from simulation.engine.config import canonical_pattern
 
@@ -175,8 +175,9 @@ def _create(user, machine: Machine, name: str, external_id: str, inputs: dict,
 
 
 def refresh(rec: Recommendation) -> Recommendation:
-    """Past the deadline, a recommendation still computing is answered analytically;
-    one sharing another's computation takes its answer once that one has it."""
+    """Past the deadline, a recommendation still computing is answered with the
+    simulations that finished and the analytic score for the others; one sharing
+    another's computation takes its answer once that one has it."""
     if rec.status != RecommendationStatus.COMPUTING:
         return rec
     if rec.shared_from_id is not None and (shared := _refresh_sharer(rec)) is not None:
@@ -186,11 +187,7 @@ def refresh(rec: Recommendation) -> Recommendation:
     with transaction.atomic():
         rec = Recommendation.objects.select_for_update().get(pk=rec.pk)
         if rec.status == RecommendationStatus.COMPUTING:
-            analytic = analytic_factors(rec.inputs["candidates"],
-                                        rec.inputs.get("held_fraction", 0))
-            store_ranking(rec, analytic, RecommendationMethod.ANALYTIC, final=True,
-                          note=f"simulations did not finish within "
-                               f"{constants.DEADLINE_SECONDS} s; ranked by the analytic score")
+            answer_at_deadline(rec)
     return rec
 
 
@@ -212,7 +209,7 @@ def _refresh_sharer(rec: Recommendation) -> Recommendation | None:
 
 
 def expire_overdue() -> int:
-    """Beat task body: answer every overdue recommendation analytically."""
+    """Beat task body: answer every overdue recommendation (:func:`refresh`)."""
     overdue = Recommendation.objects.filter(status=RecommendationStatus.COMPUTING,
                                             deadline__lt=timezone.now())
     count = 0

@@ -95,11 +95,12 @@ def test_whole_worker_killed_mid_estimation_and_restarted_finishes_once(
         tmp_path, on_postgres, users):
     """SIGKILL the whole worker (main process and pool) mid-estimation, then start
     another: the unacknowledged message returns after the visibility timeout (10 s
-    here; the hard time limit + 600 s in production) and the estimates are stored
-    once. Bound: visibility timeout + one estimation (asserted under 180 s)."""
+    here; the hard time limit + 600 s in production), the new worker also queues
+    the silent run again (its lease, 5 s here, ran out), and the estimates are
+    stored once. Bound: visibility timeout + one estimation (asserted under 180 s)."""
     machine = big_history(users["operator"])
     purge_broker()
-    quick_redelivery = {"HX_VISIBILITY_TIMEOUT": "10"}
+    quick_redelivery = {"HX_VISIBILITY_TIMEOUT": "10", "HX_RUN_LEASE_SECONDS": "5"}
     with celery_worker(tmp_path / "first.log", extra_env=quick_redelivery,
                        concurrency=1) as worker:
         run = health.start_estimation(machine, window_days=30)

@@ -40,6 +40,7 @@ STABLE_NAMES = {
     "hxportal.tasks.resend_unsent_runs": "hxportal.tasks.resend_unsent_runs",
     "allocation.tasks.sync_machine": "hx.slurm.sync_machine",
     "allocation.tasks.sync_due": "hx.slurm.sync_due",
+    "hxportal.tasks.recover_stale_runs": "hxportal.tasks.recover_stale_runs",
 }
 
 
@@ -69,3 +70,17 @@ def test_tracked_runs_name_registered_tasks():
     app.loader.import_default_modules()
     for model in (EstimationRun, PolicyPrediction, SimulationRun):
         assert model.task_name in app.tasks, model.task_name
+
+
+def test_tracked_run_tasks_hand_back_their_run_when_their_process_dies():
+    """Each tracked run's task uses the request class that releases the lease of a
+    run whose pool process died (else the redelivery waits a whole lease)."""
+    from health.models import EstimationRun
+    from hxportal.celery import app
+    from hxportal.runs import RUN_TASK_REQUEST
+    from recommendations.models import PolicyPrediction
+    from simulation.models import SimulationRun
+
+    app.loader.import_default_modules()
+    for model in (EstimationRun, PolicyPrediction, SimulationRun):
+        assert app.tasks[model.task_name].Request == RUN_TASK_REQUEST, model.task_name

@@ -10,11 +10,19 @@ the analytic fallback that replaces predictions still running at the
 
 from __future__ import annotations
 
+import os
+import signal
 import time
+from datetime import timedelta
 
 import pytest
+from django.test import override_settings
+from django.utils import timezone
 
+from hxportal import recovery
+from hxportal.models import TERMINAL_RUN_STATUSES
 from recommendations import constants as recommendation_constants
+from recommendations.models import PolicyPrediction, Recommendation
 from tests.recommendations.test_recommendations import SPARES, ref  # noqa: F401 (fixture)
 from tests.workers import celery_worker, purge_broker, wait_for
 
@@ -46,3 +54,39 @@ def test_first_recommendation_on_a_fresh_worker_is_simulated(tmp_path, api, ref)
     assert body["method"] == "simulation", (body["note"], log_path.read_text()[-3000:])
     assert body["progress"] == {"simulations": 8, "done": 8}
     assert body["ranking"][0]["policy"] == body["recommended"]["policy"]
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_mid_recommendation_leaves_its_finished_simulations(
+        tmp_path, api, ref):  # noqa: F811
+    """The whole worker is killed after some predictions finished: at the deadline
+    the answer ranks by those, and the prediction the worker was running is not
+    run again once its lease runs out (the answer no longer needs it)."""
+    purge_broker()
+    log_path = tmp_path / "worker.log"
+    with celery_worker(log_path, extra_env={"HX_RUN_LEASE_SECONDS": "5"}) as worker:
+        response = api("operator").post("/api/v1/recommendations/", {
+            "machine": "ref", "node_count": 64, "pattern": "all-to-all", "t_cmpt": 100,
+            "t_comm": 50, **SPARES}, format="json")
+        assert response.status_code == 202, response.content
+        rec_id = response.json()["id"]
+        predictions = PolicyPrediction.objects.filter(recommendation_id=rec_id)
+        try:
+            wait_for(lambda: predictions.filter(status="succeeded").count() >= 2, timeout=60)
+        except AssertionError:
+            pytest.fail("no prediction finished; worker log:\n" + log_path.read_text()[-4000:])
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait(timeout=30)
+    finished = set(predictions.filter(status="succeeded").values_list("policy", flat=True))
+    assert len(finished) < 8, "all finished before the kill: nothing to show"
+    Recommendation.objects.filter(pk=rec_id).update(deadline=timezone.now() - timedelta(1))
+    body = api("viewer").get(f"/api/v1/recommendations/{rec_id}/").json()
+    assert body["status"] == "ready" and body["method"] == "simulation", body["note"]
+    assert {e["policy"] for e in body["ranking"] if e.get("predicted_cycles")} == finished
+    assert body["note"].startswith(f"simulated: {', '.join(sorted(finished))}; analytic")
+    with override_settings(HX_RUN_LEASE_SECONDS=5):
+        wait_for(lambda: recovery.recover_stale() is not None and not predictions.exclude(
+            status__in=TERMINAL_RUN_STATUSES).exists(), timeout=30, interval=1)
+    left = predictions.exclude(policy__in=finished)
+    assert set(left.values_list("status", flat=True)) == {"cancelled"}

@@ -154,6 +154,30 @@ def test_overdue_simulations_fall_back_to_the_analytic_answer(api, ref):
     assert "did not finish within 30 s" in body["note"]
 
 
+def test_at_the_deadline_the_finished_simulations_rank(api, ref, monkeypatch):
+    """Six of eight simulations finished, one is still running (its worker was
+    killed) and one never started: the answer uses the six and says which two
+    the analytic score stands in for; the one not started is cancelled."""
+    monkeypatch.setattr(recommendation_constants, "PREDICTION_SEEDS", (0,))  # test time
+    rec_id = ask(api).json()["id"]
+    predictions = list(PolicyPrediction.objects.filter(recommendation_id=rec_id)
+                       .order_by("policy"))
+    *finished, stuck, unstarted = predictions
+    for prediction in finished:
+        recommendations.run_prediction(prediction.pk)
+    PolicyPrediction.objects.filter(pk=stuck.pk).update(status="running")
+    Recommendation.objects.filter(pk=rec_id).update(deadline=timezone.now() - timedelta(1))
+    body = api("viewer").get(f"/api/v1/recommendations/{rec_id}/").json()
+    assert body["status"] == "ready" and body["method"] == "simulation", body["note"]
+    simulated = {e["policy"] for e in body["ranking"] if e.get("predicted_cycles")}
+    assert simulated == {p.policy for p in finished}
+    assert body["note"] == (f"simulated: {', '.join(sorted(simulated))}; analytic score for "
+                            f"{stuck.policy}, {unstarted.policy} (their simulations did not "
+                            f"finish within 30 s)")
+    assert PolicyPrediction.objects.get(pk=unstarted.pk).status == "cancelled"
+    assert PolicyPrediction.objects.get(pk=stuck.pk).status == "running"  # left to its lease
+
+
 def test_accept_allocates_primary_and_spares_once(api, ref):
     body = ask(api, simulate=False).json()
     response = api("operator").post(f"/api/v1/recommendations/{body['id']}/accept/", {},

@@ -1,0 +1,71 @@
+"""Celery worker hooks of the framework: lost pool processes and worker starts.
+
+- :class:`RunRequest` (the ``Request`` class of every tracked run's task) runs
+  in the worker's main process when a pool process dies holding a run: it
+  releases the run's lease before Celery requeues the message, so the next
+  delivery takes the run over at once, or fails the run with ``"timeout"``
+  when the hard time limit killed it.
+- When a worker starts it recovers runs left by a worker killed outright, now
+  and once more when every lease alive at the crash has run out (the beat
+  entry repeats it every minute).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from billiard.einfo import ExceptionWithTraceback
+from billiard.exceptions import TimeLimitExceeded, WorkerLostError
+from celery.signals import worker_ready
+from celery.worker.request import Request
+
+from hxportal.leases import lease_seconds, owner_name
+from hxportal.recovery import release_lost
+from hxportal.runs import tracked_run_models
+
+logger = logging.getLogger(__name__)
+
+RECOVER_TASK = "hxportal.tasks.recover_stale_runs"
+_LOST = (WorkerLostError, SystemExit, KeyboardInterrupt)
+
+
+class RunRequest(Request):
+    """A task request that hands back its run when the pool process running it dies."""
+
+    def on_failure(self, exc_info, send_failed_event=True, return_ok=False):
+        exc = exc_info.exception
+        if isinstance(exc, ExceptionWithTraceback):
+            exc = exc.exc
+        if isinstance(exc, (*_LOST, TimeLimitExceeded)) and self.worker_pid:
+            self._release(timed_out=isinstance(exc, TimeLimitExceeded))
+        return super().on_failure(exc_info, send_failed_event=send_failed_event,
+                                  return_ok=return_ok)
+
+    def _release(self, *, timed_out: bool) -> None:
+        models = {m.task_name: m for m in tracked_run_models()}
+        model = models.get(self.task_name)
+        if model is None or not self.args:
+            return
+        owner = owner_name(self.worker_pid)
+        try:
+            done = release_lost(model, int(self.args[0]), owner, timed_out=timed_out)
+        except Exception:  # the database is unreachable: the lease runs out instead
+            logger.warning("could not release %s after its process died", self.id,
+                           exc_info=True)
+            return
+        if done:
+            logger.warning("%s: pool process %s died %s", self.id, owner,
+                           "at the hard time limit: failed" if timed_out
+                           else "while running it: released for the next delivery")
+
+
+@worker_ready.connect
+def recover_after_start(sender=None, **_kwargs: object) -> None:
+    """Recover runs of a worker killed outright: now, and after one lease (runs it
+    still held then are silent for a whole lease by that time)."""
+    app = sender.app
+    try:
+        app.send_task(RECOVER_TASK)
+        app.send_task(RECOVER_TASK, countdown=lease_seconds() + 1)
+    except Exception:  # the broker went away again: beat runs the recovery later
+        logger.warning("could not queue the recovery of stale runs", exc_info=True)
