@@ -253,6 +253,9 @@ CELERY_TASK_ROUTES = {
     "allocation.tasks.estimate_all_machines": {"queue": HX_MAINTENANCE_QUEUE},
     "hxportal.tasks.resend_unsent_runs": {"queue": HX_MAINTENANCE_QUEUE},
     "hxportal.tasks.recover_stale_runs": {"queue": HX_MAINTENANCE_QUEUE},
+    # Short and time-critical (the page's "sync now", the occupancy recommendations read).
+    "hx.slurm.sync_due": {"queue": HX_MAINTENANCE_QUEUE},
+    "hx.slurm.sync_machine": {"queue": HX_MAINTENANCE_QUEUE},
 }
 # A running tracked run writes a heartbeat every quarter of the lease; a run
 # silent for a whole lease lost its worker (killed outright: nothing requeues
