@@ -24,5 +24,7 @@ trap stop_slurm EXIT
 # shellcheck disable=SC2086  # HX_SLURM_ARGS is a list of options
 exports=$($PY manage.py hx_slurm_cluster start "$MACHINE" ${HX_SLURM_ARGS:-})
 eval "$exports"
+# Link the machine: beat syncs it every minute, drains and accepts go to Slurm.
+$PY manage.py hx_slurm_sync "$MACHINE" --link
 echo "Slurm runs $MACHINE: $exports   (then: sinfo, squeue, sbatch -w ...)"
 bash scripts/run.sh
