@@ -16,7 +16,7 @@ per endpoint, and a pause of about one p99 after each run (wrk leaves up to
 one request per connection behind). Endpoints: the machine detail, the node
 list, a job's detail, the job list (a page of 50, and a page of 1,000 on one
 connection: its latency), mixed reads (the machine list and
-detail, the node list, the job list and a job, in turn on every connection) at
+detail, the node list, the job list and a job, in turn on each wrk thread) at
 each of ``--mixed-clients``, a cached recommendation (the first, uncached
 answer is timed separately) and a 1,000-row benchmark CSV upload (each
 replaces the previous one). Prints requests, throughput, its ratio to the
