@@ -130,6 +130,9 @@ HX_MAX_JSON_DEPTH = 32
 HX_MAX_NODES_PER_MACHINE = 1_048_576
 HX_LOGIN_FAILURES_PER_MINUTE = env_int("HX_LOGIN_FAILURES_PER_MINUTE", 10)
 HX_DEFAULT_POLICY = env_str("HX_DEFAULT_POLICY", "diagonal")
+# A simulation whose estimated peak memory (simulation.engine.memory) is above this
+# many bytes is refused (400 naming the fields); the worker process adds ~250 MB.
+HX_SIM_MAX_BYTES = env_int("HX_SIM_MAX_BYTES", 1 << 30)
 # On: viewers and operators read only their own jobs, recommendations, runs and
 # sweeps (hxportal/ownership.py), like Slurm's PrivateData; off: everyone reads all.
 HX_PRIVATE_DATA = env_bool("HX_PRIVATE_DATA", False)
