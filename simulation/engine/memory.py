@@ -129,8 +129,7 @@ def format_bytes(n: float) -> str:
     >>> format_bytes(3 * 2**30), format_bytes(512)
     ('3.0 GiB', '512 B')
     """
-    for unit in ("GiB", "MiB", "KiB"):
-        scale = {"GiB": 2**30, "MiB": 2**20, "KiB": 2**10}[unit]
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if n >= scale:
             return f"{n / scale:.1f} {unit}"
     return f"{int(n)} B"
@@ -212,7 +211,7 @@ def estimate_memory(config: SimConfig) -> MemoryEstimate:
     endpoints, ranks = config.endpoints, _ranks(config)
     wheel = config.packet_phits + config.link_latency + 2
     delivery = config.link_latency // config.packet_phits + 3
-    per_rank, steps = _messages(config)
+    messages, steps = _messages(config)
     shape = ("sides", "concentration")
     capacity = (vcs * (config.input_buffer_packets + config.output_buffer_packets)
                 + endpoints * (config.source_queue_packets + delivery))
@@ -229,11 +228,11 @@ def estimate_memory(config: SimConfig) -> MemoryEstimate:
         MemoryPart("ports and VCs", vcs * VC_STATE + ports * PORT_STATE
                    + endpoints * ENDPOINT_STATE + config.switches * L.N_SW * I64,
                    (*shape, "vcs")),
-        MemoryPart("ranks", ranks * (RANK_STATE + per_rank * MESSAGE_KEPT
+        MemoryPart("ranks", ranks * (RANK_STATE + messages * MESSAGE_KEPT
                                      + steps * STEP_KEPT), ("ranks",)),
         MemoryPart("fixed", FIXED, ()),
     )
-    building = ranks * (RANK_STATE + per_rank * MESSAGE + steps * (I64 + STEP_KEPT))
+    building = ranks * (RANK_STATE + messages * MESSAGE + steps * (I64 + STEP_KEPT))
     return MemoryEstimate(parts, MemoryPart("building tables", building, ("ranks",)))
 
 
