@@ -28,11 +28,14 @@ def test_load_benchmark_runs_every_endpoint_without_errors(tmp_path):
     out = tmp_path / "load.json"
     result = subprocess.run(
         [sys.executable, "benchmarks/bench_load.py", "--duration", "1", "--clients", "4",
-         "--workers", "2", "--database-url", url, "--json", str(out)],
+         "--mixed-clients", "2,4", "--jobs", "20", "--workers", "2", "--database-url", url,
+         "--json", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     rows = json.loads(out.read_text())
-    assert [row["endpoint"].split()[1] for row in rows] == [
-        "machines/ref/", "nodes/?limit=50", "jobs/<id>/", "recommendations/", "benchmarks/"]
+    assert [(row["endpoint"].split()[1], row["clients"]) for row in rows] == [
+        ("machines/ref/", 4), ("nodes/?limit=50", 4), ("jobs/<id>/", 4), ("jobs/?limit=50", 4),
+        ("jobs/?limit=1000", 1), ("mixed", 2), ("mixed", 4), ("recommendations/", 4),
+        ("benchmarks/", 4)]
     assert all(row["requests"] > 0 and row["errors"] == 0 for row in rows), rows
     assert "uncached" in result.stdout and "HTTP 200" in result.stdout, result.stdout

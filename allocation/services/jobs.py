@@ -359,10 +359,25 @@ def record_submission(job: Job, slurm_job_id: int) -> Job:
 
 def job_hostlists(job: Job) -> dict[str, str]:
     """The job's nodes per role as compressed hostlists."""
-    out: dict[str, list[str]] = {role: [] for role in AllocationRole.values}
-    for role, hostname in job.allocations.order_by("rank").values_list("role", "node__hostname"):
-        out[role].append(hostname)
-    return {role: hostlists.compress(names) for role, names in out.items()}
+    return jobs_hostlists([job.pk])[job.pk]
+
+
+#: Job ids per query of :func:`jobs_hostlists` (below SQLite's 999 parameters).
+HOSTLIST_BATCH = 900
+
+
+def jobs_hostlists(job_ids: list[int]) -> dict[int, dict[str, str]]:
+    """Each job's nodes per role as compressed hostlists, in one query per 900 jobs
+    (a list page reads every row's hostlists at once, not one query per row)."""
+    names: dict[int, dict[str, list[str]]] = {
+        pk: {role: [] for role in AllocationRole.values} for pk in job_ids}
+    for start in range(0, len(job_ids), HOSTLIST_BATCH):
+        rows = (Allocation.objects.filter(job_id__in=job_ids[start:start + HOSTLIST_BATCH])
+                .order_by("job_id", "rank").values_list("job_id", "role", "node__hostname"))
+        for job_id, role, hostname in rows:
+            names[job_id][role].append(hostname)
+    return {pk: {role: hostlists.compress(hosts) for role, hosts in roles.items()}
+            for pk, roles in names.items()}
 
 
 def topology_file(machine: Machine, kind: str) -> str:

@@ -155,6 +155,9 @@ HX_SLURM_ACCOUNTING = env_str("HX_SLURM_ACCOUNTING", "auto")
 # (hx-prolog-bench's default): spare recommendations then count them at their
 # benchmark time only. Off: spares are held for the whole job.
 HX_SPARES_RELEASED = env_bool("HX_SPARES_RELEASED", True)
+# A simulation whose estimated peak memory (simulation.engine.memory) is above this
+# many bytes is refused (400 naming the fields); the worker process adds ~250 MB.
+HX_SIM_MAX_BYTES = env_int("HX_SIM_MAX_BYTES", 1 << 30)
 # On: viewers and operators read only their own jobs, recommendations, runs and
 # sweeps (hxportal/ownership.py), like Slurm's PrivateData; off: everyone reads all.
 HX_PRIVATE_DATA = env_bool("HX_PRIVATE_DATA", False)

@@ -57,6 +57,9 @@ class ValidationResultSerializer(serializers.Serializer):
     endpoints = serializers.IntegerField(required=False)
     switches = serializers.IntegerField(required=False)
     total_vcs = serializers.IntegerField(required=False)
+    memory_bytes = serializers.IntegerField(
+        required=False, help_text="Estimated peak memory of the run, bytes (at most "
+                                  "HX_SIM_MAX_BYTES).")
     description = serializers.CharField(required=False)
     config_hash = serializers.CharField(required=False)
     engine_version = serializers.CharField(required=False)

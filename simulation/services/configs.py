@@ -9,6 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from allocation.services import jobs
@@ -22,6 +23,7 @@ from simulation.engine.config import (
     SCENARIOS,
     VC_SETS,
 )
+from simulation.engine.memory import MemoryLimitError, check_memory, estimate_memory
 
 CONFIG_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(SimConfig))
 
@@ -85,6 +87,11 @@ def validate_config(data: Any) -> SimConfig:
     if cfg.endpoints > MAX_ENDPOINTS:
         raise ValidationError({"sides": [f"{cfg.endpoints} endpoints, more than "
                                          f"{MAX_ENDPOINTS} on the portal"]})
+    try:  # buffers, packets in flight, event wheels: bounded by an estimate of memory
+        check_memory(cfg, settings.HX_SIM_MAX_BYTES)
+    except MemoryLimitError as exc:
+        raise ValidationError({field: [exc.message] for field in exc.fields or ("config",)}) \
+            from None
     return cfg
 
 
@@ -126,6 +133,7 @@ def check_config(data: Any, machine=None) -> dict[str, Any]:
     cfg = validate_config(with_machine(data, machine))
     return {"valid": True, "config": canonical_config(cfg), "endpoints": cfg.endpoints,
             "switches": cfg.switches, "total_vcs": cfg.total_vcs,
+            "memory_bytes": estimate_memory(cfg).total,
             "description": describe(canonical_config(cfg)),
             "config_hash": config_hash(canonical_config(cfg)),
             "engine_version": ENGINE_VERSION}

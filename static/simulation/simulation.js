@@ -72,7 +72,8 @@
       if (response.ok && data.valid) {
         showErrors(form, {});
         form.dataset.valid = "1";
-        if (summary) summary.textContent = `OK: ${data.description}; ${data.endpoints} endpoints, ${data.total_vcs} VCs per port.`;
+        const mib = Math.max(1, Math.round((data.memory_bytes || 0) / 1048576));
+        if (summary) summary.textContent = `OK: ${data.description}; ${data.endpoints} endpoints, ${data.total_vcs} VCs per port, about ${mib} MiB of memory.`;
       } else {
         form.dataset.valid = "0";
         showErrors(form, data.errors || { extra: [data.detail || "invalid"] });

@@ -179,3 +179,40 @@ def test_control_characters_in_names_are_400(api, hx, name):
     assert response.status_code == 400 and "name" in response.json()["errors"]
     unicode_ok = submit(api, name="Ünïcödé λ-job ✓")
     assert unicode_ok.status_code == 201
+
+
+def _history(owner, machine, count: int) -> list[Job]:
+    """``count`` finished jobs of 8 nodes each, with spares on every other one."""
+    made = []
+    for i in range(count):
+        job = jobs.submit_job(owner=owner, machine=machine, name=f"h{i}", node_count=8,
+                              pattern="uniform", policy="row", spares=i % 2)
+        made.append(jobs.finish_job(job, "completed", 5.0))
+    return made
+
+
+#: Queries of a job list page, however many rows: the token with its user, the
+#: count, the page (jobs with owner and machine) and every row's allocations at once.
+JOB_LIST_QUERIES = 4
+
+
+@pytest.mark.parametrize("rows", [2, 24])
+def test_job_list_reads_hostlists_in_one_query_whatever_the_rows(
+        api, hx, users, rows, django_assert_num_queries):
+    made = _history(users["operator"], hx, rows)
+    client = api("viewer")
+    client.get("/api/v1/jobs/?limit=1")  # the token's first use writes last_used
+    with django_assert_num_queries(JOB_LIST_QUERIES):
+        body = client.get("/api/v1/jobs/?limit=100").json()
+    by_id = {row["id"]: row for row in body["results"]}
+    assert len(by_id) == rows
+    for job in made:  # the bulk read gives each row exactly its own lists and URL
+        assert by_id[job.pk]["url"] == f"http://testserver/api/v1/jobs/{job.pk}/"
+        assert by_id[job.pk]["owner"] == "operator" and by_id[job.pk]["machine"] == "hx"
+        assert {k: by_id[job.pk][k] for k in ("hostlist", "spares_hostlist",
+                                               "excluded_hostlist")} == {
+            "hostlist": jobs.job_hostlists(job)["primary"],
+            "spares_hostlist": jobs.job_hostlists(job)["spare"],
+            "excluded_hostlist": jobs.job_hostlists(job)["excluded"]}
+    spared = next(job for job in made if job.allocations.filter(role="spare").exists())
+    assert by_id[spared.pk]["spares_hostlist"].startswith("hx")

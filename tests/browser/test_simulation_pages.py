@@ -26,8 +26,12 @@ def test_operator_submits_a_run_and_sees_results_and_heat_map(browser_page, logi
     page.fill("input[name=ranks]", "16")
     page.fill("textarea[name=extra]", '{"colour": 1}')
     page.locator("[data-error-for=extra]").filter(has_text="colour").wait_for()
+    page.fill("textarea[name=extra]", '{"input_buffer_packets": 1000000}')
+    page.locator("[data-error-for=extra]").filter(
+        has_text="input_buffer_packets: the run would need about").wait_for()
     page.fill("textarea[name=extra]", "")
     page.locator("[data-testid=validation-summary]").filter(has_text="OK:").wait_for()
+    assert "MiB of memory" in page.locator("[data-testid=validation-summary]").inner_text()
     assert page.locator("[data-error-for=ranks]").inner_text().strip() == ""
     page.click("[data-testid=run-form] button[type=submit]")
     page.wait_for_url("**/simulation/runs/*/")

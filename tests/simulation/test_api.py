@@ -132,6 +132,42 @@ def test_bad_run_input_is_400_naming_the_field(api, body, field):
     assert not SimulationRun.objects.exists()
 
 
+@pytest.mark.parametrize(("config", "fields"), [
+    ({"input_buffer_packets": 1_000_000}, {"input_buffer_packets"}),
+    ({"input_buffer_packets": 1_000_000, "output_buffer_packets": 1_000_000,
+      "max_cycles": 20_000}, {"input_buffer_packets", "output_buffer_packets"}),
+    ({"link_latency": 2_000_000}, {"packet_phits", "link_latency"}),
+])
+def test_memory_beyond_the_limit_is_400_naming_the_fields(api, config, fields):
+    """Buffers of a million packets passed validation and a 20,000-cycle run of them
+    took 1.8 GiB; now the estimate of memory refuses them before anything is stored."""
+    body = {"config": {**TINY, **config}}
+    response = api("operator").post("/api/v1/simulation-runs/", body, format="json")
+    assert response.status_code == 400, response.content
+    errors = response.json()["errors"]
+    assert set(errors) == fields, errors
+    assert all("GiB of memory" in m and "1.0 GiB per run" in m for f in fields
+               for m in errors[f]), errors
+    check = api("operator").post("/api/v1/simulation-runs/validate/", body, format="json")
+    assert check.json()["valid"] is False and check.json()["errors"] == errors
+    sweep = api("operator").post("/api/v1/sweeps/", {
+        "name": "deep", "base": TINY, "parameters": {k: [v] for k, v in config.items()}},
+        format="json")
+    assert sweep.status_code == 400 and "parameters" in sweep.json()["errors"]
+    assert not SimulationRun.objects.exists() and not Sweep.objects.exists()
+
+
+def test_memory_limit_is_a_setting(api, settings):
+    settings.HX_SIM_MAX_BYTES = 2**20
+    response = api("operator").post("/api/v1/simulation-runs/", {"config": TINY},
+                                    format="json")
+    assert response.status_code == 400 and "1.0 MiB per run" in str(response.json())
+    settings.HX_SIM_MAX_BYTES = 2**30
+    ok = api("operator").post("/api/v1/simulation-runs/validate/", {"config": TINY},
+                              format="json").json()
+    assert ok["valid"] and 0 < ok["memory_bytes"] < 2**30
+
+
 def test_validate_reports_derived_sizes(api, machine):
     body = api("operator").post("/api/v1/simulation-runs/validate/",
                                 {"config": {**TINY, "vc_sets": "per_partition",

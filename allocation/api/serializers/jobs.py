@@ -16,7 +16,7 @@ from allocation.models import Job, JobStatus, Machine
 from allocation.patterns import PatternChoiceField
 from allocation.services import jobs
 from hxportal import hostlists
-from hxportal.api.fields import NameRelatedField
+from hxportal.api.fields import NameRelatedField, RowUrlField
 from hxportal.validators import no_control_characters
 
 POLICY_CHOICES = jobs.ONLINE_POLICIES
@@ -44,8 +44,18 @@ def time_field(*, zero: bool = False, **kwargs) -> serializers.FloatField:
                                   **kwargs)
 
 
+class JobListSerializer(serializers.ListSerializer):
+    """Reads the hostlists of every job on the page in one query (not one per row)."""
+
+    def to_representation(self, data):
+        rows = list(data.all() if hasattr(data, "all") else data)
+        cache = self.context.setdefault("_hostlists", {})
+        cache.update(jobs.jobs_hostlists([job.pk for job in rows if job.pk not in cache]))
+        return super().to_representation(rows)
+
+
 class JobSerializer(serializers.ModelSerializer):
-    url = serializers.HyperlinkedIdentityField(view_name="api:job-detail")
+    url = RowUrlField(view_name="api:job-detail")
     owner = serializers.CharField(source="owner.username", read_only=True)
     machine = serializers.CharField(source="machine.name", read_only=True)
     hostlist = serializers.SerializerMethodField(help_text="Primary nodes (hostlist).")
@@ -61,6 +71,7 @@ class JobSerializer(serializers.ModelSerializer):
                   "source", "slurm_job_id", "slurm_user", "slurm_state", "slurm_partition",
                   "exit_code"]
         read_only_fields = fields
+        list_serializer_class = JobListSerializer
 
     def _lists(self, job: Job) -> dict[str, str]:
         cache = self.context.setdefault("_hostlists", {})

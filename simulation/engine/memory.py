@@ -1,0 +1,255 @@
+"""Peak memory of one run, estimated from its configuration before it runs.
+
+A run's memory is its arrays: the input and output buffers of every VC of
+every port (``ports x VCs x depth``), the endpoints' source queues, the event
+wheels (``packet_phits + link_latency`` slots per port), per-port, per-VC and
+per-rank state, and the packet pool, which doubles whenever the loop runs out
+of free packets. Nothing is recorded per cycle, so ``max_cycles`` matters only
+through the pool: no more packets can be in flight than the buffers hold, nor
+than the ranks can inject in ``max_cycles`` (one packet per ``packet_phits``
+cycles each).
+
+The estimate counts every array at its full size (numpy leaves untouched
+pages unmapped, so a run that never fills its buffers uses less) and the pool
+at the size it reaches when the bound on packets in flight is met, with both
+copies alive while it grows: an upper bound for long saturated runs, whose
+buffers are seldom more than a few per cent full. Before the arrays, the
+traffic tables are built from Python lists (an all-reduce lists ``2 log2 k``
+messages per rank); those are freed first, so the peak is the larger of the
+two phases. The per-byte constants below were calibrated against the peak
+resident memory of real runs (``tests/simulation/engine/test_memory.py``
+measures it). The worker process itself (Python, numpy and the compiled
+loop: about 250 MB once) is not counted.
+
+Examples
+--------
+>>> est = estimate_memory(SimConfig())
+>>> 5 < est.total / 2**20 < 40
+True
+>>> big = estimate_memory(SimConfig(input_buffer_packets=1_000_000))
+>>> big.largest().name, big.largest().fields, round(big.largest().bytes / 2**30, 1)
+('input buffers', ('input_buffer_packets',), 21.0)
+>>> check_memory(SimConfig(input_buffer_packets=1_000_000), 2**30)
+Traceback (most recent call last):
+...
+simulation.engine.memory.MemoryLimitError: input_buffer_packets: the run would need about \
+21.4 GiB of memory (input buffers 21.0 GiB), more than the limit of 1.0 GiB per run
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import loop as L
+from .config import SimConfig
+from .routing import N_FIELDS
+
+__all__ = ["MemoryEstimate", "MemoryLimitError", "MemoryPart", "check_memory",
+           "estimate_memory", "format_bytes"]
+
+I32, I64 = 4, 8
+#: Bytes per VC besides its queues: six int32 counters, the head records.
+VC_STATE = 6 * I32 + (L.N_H + L.N_OH) * I64
+#: Bytes per port: thirteen counters and wake-ups, two slots of the switch FIFO,
+#: three port tables (built in int64, kept in int32) and the link's utilisation
+#: in the result (Python objects, mostly in memory freed earlier; calibrated).
+PORT_STATE = 8 * I64 + 5 * I32 + 2 * 2 * I64 + 3 * (I64 + I32) + 48
+#: Bytes per endpoint: queue heads and counts, injection wake-up, its rank.
+ENDPOINT_STATE = 2 * I32 + 2 * I64 + 1
+#: Bytes per rank kept while the loop runs: about twenty int64 tables (traffic,
+#: progress, generation schedule) and its partition (measured: 410 to 420).
+RANK_STATE = 420
+#: Bytes per listed message while the traffic tables are built: Python tuples
+#: and lists, then three int64 arrays (measured: 160 to 200 with its step).
+MESSAGE = 170
+#: Bytes per message (three int64) and per step (expected and received
+#: packets) kept while the loop runs.
+MESSAGE_KEPT, STEP_KEPT = 3 * I64, 2 * I64
+#: Bytes per packet record: ``N_FIELDS`` int32 plus its free-stack slot.
+PACKET = N_FIELDS * I32 + I32
+#: The latency histogram (and its cumulative sum), the generation wheel and
+#: small tables, whatever the configuration.
+FIXED = 2 * (1 << 17) * I64 + L.GEN_WHEEL * I64 + (1 << 16)
+_POOL_PER_ENDPOINT, _POOL_EXTRA = 8, 1024  # the simulator's initial pool
+
+
+@dataclass(frozen=True)
+class MemoryPart:
+    """One term of the estimate and the configuration fields that scale it."""
+
+    name: str
+    bytes: int
+    fields: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """The estimated peak bytes of one run: the larger of building its traffic
+    tables (``building``) and running its loop (the sum of ``parts``)."""
+
+    parts: tuple[MemoryPart, ...]
+    building: MemoryPart
+
+    @property
+    def running(self) -> int:
+        """Bytes alive while the loop runs."""
+        return sum(p.bytes for p in self.parts)
+
+    @property
+    def total(self) -> int:
+        """The peak: the larger phase."""
+        return max(self.running, self.building.bytes)
+
+    def largest(self) -> MemoryPart:
+        """The biggest part of the larger phase."""
+        if self.building.bytes > self.running:
+            return self.building
+        return max(self.parts, key=lambda p: p.bytes)
+
+    def as_dict(self) -> dict[str, int]:
+        """``{part name: bytes}``, ``building`` and ``total`` (native ints, JSON-ready)."""
+        return {**{p.name: int(p.bytes) for p in self.parts},
+                self.building.name: int(self.building.bytes), "total": int(self.total)}
+
+
+class MemoryLimitError(ValueError):
+    """A configuration whose estimated memory exceeds the limit; ``fields`` are the
+    configuration keys of the parts that make up most of it."""
+
+    def __init__(self, message: str, fields: tuple[str, ...], estimate: MemoryEstimate):
+        super().__init__(f"{fields[0] if fields else 'config'}: {message}")
+        self.message = message
+        self.fields = fields
+        self.estimate = estimate
+
+
+def format_bytes(n: float) -> str:
+    """``1536 -> '1.5 KiB'``: binary units, one decimal.
+
+    >>> format_bytes(3 * 2**30), format_bytes(512)
+    ('3.0 GiB', '512 B')
+    """
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{int(n)} B"
+
+
+def _apps(config: SimConfig) -> int:
+    """Applications (not the background)."""
+    return config.replicas if config.scenario == "escalation" else 1
+
+
+def _ranks(config: SimConfig) -> int:
+    """Ranks of every application and of the background."""
+    if config.scenario in ("interference", "background"):
+        return config.endpoints
+    return config.ranks * _apps(config)
+
+
+def _messages(config: SimConfig) -> tuple[int, int]:
+    """Listed messages and dependency steps per rank of the kernel."""
+    lg = max(1, config.ranks.bit_length() - 1)
+    return {"allreduce": (2 * lg, 2 * lg), "stencil4": (4, 1), "stencil8": (8, 1),
+            "random_involution": (1, 1)}.get(config.pattern, (0, 0))
+
+
+def _kernel_packets(config: SimConfig) -> int:
+    """Packets one rank of the kernel sends in all (an upper bound for stencils)."""
+    k, m = config.ranks, config.kernel_message_packets
+    if config.pattern == "all2all":
+        return (k - 1) * m
+    if config.pattern == "allreduce":
+        return 2 * sum(max(1, m >> j) for j in range(max(1, k.bit_length() - 1)))
+    return _messages(config)[0] * m
+
+
+def _injectable(config: SimConfig) -> int:
+    """Packets the ranks can inject in ``max_cycles``: one per ``packet_phits``
+    cycles at most, ``rate`` of that in open loop (10 % over the mean, plus one),
+    and no more than a kernel's or a task's whole work."""
+    slots = -(-config.max_cycles // config.packet_phits)
+    app_ranks = config.ranks * _apps(config)
+    if config.is_kernel:
+        per_rank = min(slots + 1, _kernel_packets(config))
+    else:
+        per_rank = int(1.1 * config.rate * slots) + 1
+        if config.packets_per_task is not None:
+            per_rank = min(per_rank, config.packets_per_task)
+    background = _ranks(config) - app_ranks  # interference and background scenarios
+    return app_ranks * per_rank + background * (int(1.1 * config.background_rate * slots) + 1)
+
+
+def _pool(config: SimConfig, ranks: int, capacity: int) -> MemoryPart:
+    """The packet pool at its largest: doubled from the initial size until it holds
+    every packet that can be in flight (and a free one per rank), with the old
+    copy alive while the new one fills."""
+    injectable = _injectable(config)
+    need = min(capacity, injectable) + ranks + 1
+    size = initial = ranks + 2 + _POOL_PER_ENDPOINT * config.endpoints + _POOL_EXTRA
+    while size < need:
+        size *= 2
+    peak = size + (size // 2 if size > initial else 0)
+    fields = (("input_buffer_packets", "output_buffer_packets", "source_queue_packets",
+               "vcs") if capacity <= injectable else ("max_cycles",))
+    return MemoryPart("packet pool", peak * PACKET, fields)
+
+
+def estimate_memory(config: SimConfig) -> MemoryEstimate:
+    """Estimated peak bytes of ``simulate(config)``, by part (arithmetic only).
+
+    Parameters
+    ----------
+    config : SimConfig
+
+    Returns
+    -------
+    MemoryEstimate
+    """
+    ports = config.switches * (config.concentration + sum(s - 1 for s in config.sides))
+    vcs = ports * config.total_vcs
+    endpoints, ranks = config.endpoints, _ranks(config)
+    wheel = config.packet_phits + config.link_latency + 2
+    delivery = config.link_latency // config.packet_phits + 3
+    messages, steps = _messages(config)
+    shape = ("sides", "concentration")
+    capacity = (vcs * (config.input_buffer_packets + config.output_buffer_packets)
+                + endpoints * (config.source_queue_packets + delivery))
+    parts = (
+        MemoryPart("input buffers", vcs * config.input_buffer_packets * I32,
+                   ("input_buffer_packets",)),
+        MemoryPart("output buffers", vcs * config.output_buffer_packets * I32,
+                   ("output_buffer_packets",)),
+        MemoryPart("source queues", endpoints * config.source_queue_packets * I32,
+                   ("source_queue_packets",)),
+        _pool(config, ranks, capacity),
+        MemoryPart("event wheels", ports * wheel * I32 + endpoints * delivery * 2 * I64,
+                   ("packet_phits", "link_latency")),
+        MemoryPart("ports and VCs", vcs * VC_STATE + ports * PORT_STATE
+                   + endpoints * ENDPOINT_STATE + config.switches * L.N_SW * I64,
+                   (*shape, "vcs")),
+        MemoryPart("ranks", ranks * (RANK_STATE + messages * MESSAGE_KEPT
+                                     + steps * STEP_KEPT), ("ranks",)),
+        MemoryPart("fixed", FIXED, ()),
+    )
+    building = ranks * (RANK_STATE + messages * MESSAGE + steps * (I64 + STEP_KEPT))
+    return MemoryEstimate(parts, MemoryPart("building tables", building, ("ranks",)))
+
+
+def check_memory(config: SimConfig, limit: int) -> MemoryEstimate:
+    """The estimate of ``config``, or :class:`MemoryLimitError` above ``limit`` bytes.
+
+    The error names the fields of the parts that hold at least a quarter of the
+    estimate (always the largest part's), so a client knows what to shrink.
+    """
+    est = estimate_memory(config)
+    if est.total <= limit:
+        return est
+    phase = est.parts if est.running >= est.building.bytes else (est.building,)
+    big = [p for p in sorted(phase, key=lambda p: -p.bytes)
+           if p.fields and (p.bytes * 4 >= est.total or p is est.largest())]
+    fields = tuple(dict.fromkeys(f for p in big for f in p.fields))
+    detail = ", ".join(f"{p.name} {format_bytes(p.bytes)}" for p in big)
+    message = (f"the run would need about {format_bytes(est.total)} of memory ({detail}), "
+               f"more than the limit of {format_bytes(limit)} per run")
+    raise MemoryLimitError(message, fields, est)
