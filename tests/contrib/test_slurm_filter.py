@@ -29,7 +29,6 @@ from allocation.slurm import ClusterSpec, LocalCluster, Partition
 from hxportal import services as accounts
 from hxportal.hostlists import expand
 from hxportal.roles import Role
-from recommendations import constants as recommendation_constants
 from recommendations import services as recommendations
 from recommendations.models import Recommendation
 from tests.allocation.slurm.conftest import (
@@ -188,7 +187,7 @@ def slow_portal():
     release = threading.Event()
 
     class Sleepy(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
+        def do_POST(self):
             release.wait(TIMEOUT + 20)
 
         def log_message(self, *args):
