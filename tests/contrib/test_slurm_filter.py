@@ -14,8 +14,11 @@ from __future__ import annotations
 import glob
 import json
 import os
+import selectors
 import shutil
 import socket
+import socketserver
+import ssl
 import subprocess
 import threading
 import time
@@ -44,7 +47,8 @@ pytestmark = [pytest.mark.slurm, pytest.mark.django_db(transaction=True)]
 SCRIPT = Path(__file__).resolve().parents[2] / "contrib" / "slurm" / "hxportal_filter.lua"
 PLUGIN = "/usr/lib/x86_64-linux-gnu/slurm-wlm/cli_filter_lua.so"
 LUA_MODULES = {"lua-socket": "/usr/share/lua/5.1/socket/http.lua",
-               "lua-cjson": "/usr/lib/*/lua/5.1/cjson.so"}
+               "lua-cjson": "/usr/lib/*/lua/5.1/cjson.so",
+               "lua-sec": "/usr/share/lua/5.1/ssl/https.lua"}
 HOSTS = tuple(f"hx{i:03d}" for i in range(1, 17))
 #: The filter's Timeout where the portal answers (generous: a busy CI host) and
 #: where it must give up (the fail-open tests).
@@ -202,6 +206,63 @@ def slow_portal():
     server.server_close()
 
 
+def certificate(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    """A self-signed certificate for ``name`` (Debian's openssl command)."""
+    if not shutil.which("openssl"):
+        skip_or_fail("openssl is not installed (apt-get install -y openssl)")
+    cert, key = tmp_path / f"{name}.pem", tmp_path / f"{name}.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-keyout", str(key), "-out", str(cert), "-subj", f"/CN={name}",
+                    "-addext", f"subjectAltName=DNS:{name}"],
+                   check=True, capture_output=True, timeout=60)
+    return cert, key
+
+
+def pipe(one: socket.socket, other: socket.socket) -> None:
+    """Copy bytes both ways until either side closes."""
+    with selectors.DefaultSelector() as selector:
+        selector.register(one, selectors.EVENT_READ, other)
+        selector.register(other, selectors.EVENT_READ, one)
+        while True:
+            for key, _ in selector.select(timeout=30):
+                data = key.fileobj.recv(65536)
+                if not data:
+                    return
+                key.data.sendall(data)
+
+
+@pytest.fixture
+def tls_portal(portal, tmp_path):
+    """``tls_portal(name)``: the live portal behind a TLS front with a certificate
+    for ``name``; returns the certificate's path and the https URL."""
+    servers = []
+    upstream = portal.url.rsplit(":", 1)
+
+    def start(name: str) -> tuple[Path, str]:
+        cert, key = certificate(tmp_path, name)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+
+        class Front(socketserver.BaseRequestHandler):
+            def handle(self):
+                try:
+                    conn = context.wrap_socket(self.request, server_side=True)
+                except (ssl.SSLError, OSError):
+                    return  # the client refused the certificate
+                with conn, socket.create_connection(("127.0.0.1", int(upstream[1]))) as up:
+                    pipe(conn, up)
+
+        server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Front)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return cert, f"https://localhost:{server.server_address[1]}"
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
 # --------------------------------------------------------------------------- rewritten
 def test_a_plain_job_in_an_opted_in_partition_gets_the_recommended_nodes(
         portal, cluster, sbatch, tmp_path):
@@ -251,6 +312,31 @@ def test_the_provisional_answer_is_used_when_the_portal_is_not_ready(
     assert set(expand(seen["required_nodes"])) == set(expand(rec.recommended["nodelist"]))
     [line] = log_lines(tmp_path)
     assert "decision=provisional" in line and "not ready within 2 s" in line
+
+
+def test_an_https_portal_with_its_certificate_checked(tls_portal, filter_conf, cluster,
+                                                      sbatch, tmp_path):
+    """LuaSec checks the chain against CaFile, the filter the name in it."""
+    cert, url = tls_portal("localhost")
+    filter_conf(PortalURL=url, CaFile=str(cert))
+    done = sbatch("-N", "4")
+    rec = Recommendation.objects.get()
+    assert job(cluster, done.job_id)["comment"] == f"hxportal-recommendation={rec.pk}"
+
+
+@pytest.mark.parametrize("name, trusted, reason", [
+    ("elsewhere", True, "certificate is not for localhost"),
+    ("localhost", False, "certificate verify failed"),
+])
+def test_an_https_portal_with_a_wrong_certificate_is_not_asked(
+        tls_portal, filter_conf, cluster, sbatch, tmp_path, name, trusted, reason):
+    cert, url = tls_portal(name)
+    filter_conf(PortalURL=url, **({"CaFile": str(cert)} if trusted else {}))
+    done = sbatch("-N", "4")
+    unchanged(cluster, done)
+    assert not Recommendation.objects.exists()
+    [line] = log_lines(tmp_path)
+    assert "portal unreachable (" in line and reason in line
 
 
 # --------------------------------------------------------------------------- untouched
