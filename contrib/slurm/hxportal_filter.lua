@@ -231,7 +231,9 @@ local HX_OPTIONS = {["--pattern"] = "pattern", ["--t-cmpt"] = "t_cmpt",
 -- hx-sbatch reads them): read with io.open, never through a shell.
 local function script_directives(path)
     local out = {}
-    local handle = path and io.open(path, "r")
+    -- not a device or a named pipe there (opening one could block)
+    local handle = path and not path:match("^/dev/") and not path:match("^/proc/")
+        and io.open(path, "r")
     if not handle then
         return out
     end
@@ -290,9 +292,10 @@ local function job_request(options)
     local script = type(set.argv) == "table" and set.argv[1] or nil
     local name = set["job-name"]
     if absent(name) then
-        name = script and script:match("([^/]+)$") or "sbatch"
+        name = (script and script:match("([^/]+)$")) or (absent(set.wrap) and "sbatch")
+            or "wrap"
     end
-    return set, script, tostring(name)
+    return set, script, (tostring(name):gsub("%c", " "))
 end
 
 -- The question for the portal, or nil and why the job stays as it is.

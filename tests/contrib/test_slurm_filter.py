@@ -372,6 +372,15 @@ def test_a_portal_refusal_leaves_the_job_alone(portal, cluster, sbatch, tmp_path
     assert 'reason="portal answered 400: machine: ' in line
 
 
+def test_too_few_tasks_for_the_spares_leave_the_job_alone(portal, cluster, sbatch, tmp_path):
+    """-n 4 on 4 + spares nodes: Slurm would cut the node count, so no rewrite."""
+    done = sbatch("-N", "4", "-n", "4")
+    rec = Recommendation.objects.get()
+    unchanged(cluster, done)
+    [line] = log_lines(tmp_path)
+    assert f'reason="--ntasks 4 is below the {rec.recommended["n_total"]} nodes' in line
+
+
 # --------------------------------------------------------------------------- fail open
 def test_portal_down_submits_unchanged_at_once(filter_conf, cluster, sbatch, tmp_path):
     (tmp_path / "token").write_text("hx_not_checked\n")
