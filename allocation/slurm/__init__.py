@@ -18,7 +18,7 @@ pass in what they read from the database and the settings.
 """
 
 from allocation.slurm.client import ERROR_KINDS, SlurmClient, SlurmError
-from allocation.slurm.conf import Accounting, ClusterSpec, SpecError
+from allocation.slurm.conf import Accounting, ClusterSpec, Partition, SpecError
 from allocation.slurm.local import ClusterError, ClusterStatus, LocalCluster
 from allocation.slurm.records import FINISHED_STATES, SlurmJob, SlurmNode
 
@@ -30,6 +30,7 @@ __all__ = [
     "ClusterSpec",
     "ClusterStatus",
     "LocalCluster",
+    "Partition",
     "SlurmClient",
     "SlurmError",
     "SlurmJob",

@@ -60,6 +60,9 @@ SELECT_TYPES = {"linear": "select/linear", "cons_tres": "select/cons_tres"}
 MAX_SOCKET_PATH = 107
 NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}\Z")
 PARTITION = "batch"
+PARTITION_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}\Z")
+#: Plugin names as in ``CliFilterPlugins=cli_filter/lua`` (the part after the slash).
+PLUGIN_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}\Z")
 
 
 class SpecError(ValueError):
@@ -79,6 +82,20 @@ class Accounting:
     db_user: str = "root"
     db_password: str = ""
     db_name: str = ""
+
+
+@dataclass(frozen=True)
+class Partition:
+    """One Slurm partition: a name, its nodes (``ALL`` or a hostlist of the
+    cluster's hostnames) and whether jobs without ``-p`` go there."""
+
+    name: str
+    nodes: str = "ALL"
+    default: bool = False
+
+
+#: The one partition a cluster has unless told otherwise.
+DEFAULT_PARTITIONS = (Partition(PARTITION, default=True),)
 
 
 @dataclass(frozen=True)
@@ -168,7 +185,8 @@ class ClusterSpec:
     ``hostnames`` are in endpoint order (switch index x c + port), as the
     portal's nodes are. ``min_job_age`` is how long (seconds) a finished job stays
     in ``squeue``/``scontrol`` (Slurm's MinJobAge): a sync must look at least
-    that often, or use accounting (``sacct``) for older jobs.
+    that often, or use accounting (``sacct``) for older jobs. ``partitions``:
+    one ``batch`` over every node unless given (at most one default).
     """
 
     machine: str
@@ -184,11 +202,20 @@ class ClusterSpec:
     slurm_user: str = "root"
     real_memory_mb: int = 1000
     min_job_age: int = 3600
+    partitions: tuple[Partition, ...] = DEFAULT_PARTITIONS
+    #: ``CliFilterPlugins`` / ``JobSubmitPlugins`` by plugin name (``("lua",)``);
+    #: cli_filter/lua reads ``cli_filter.lua`` next to slurm.conf.
+    cli_filter_plugins: tuple[str, ...] = ()
+    job_submit_plugins: tuple[str, ...] = ()
     paths: ClusterPaths = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sides", tuple(int(s) for s in self.sides))
         object.__setattr__(self, "hostnames", tuple(self.hostnames))
+        object.__setattr__(self, "partitions", tuple(
+            Partition(**p) if isinstance(p, dict) else p for p in self.partitions))
+        for name in ("cli_filter_plugins", "job_submit_plugins"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
         if not self.cluster_name:
             object.__setattr__(self, "cluster_name", cluster_name_for(self.machine))
         if isinstance(self.accounting, dict):
@@ -218,6 +245,34 @@ class ClusterSpec:
                             f"choose a base port <= {PORT_LIMIT - SERVICE_PORTS - self.node_count}")
         if self.min_job_age < 0 or self.real_memory_mb < 1:
             raise SpecError("min_job_age must be >= 0 and real_memory_mb >= 1")
+        self._check_partitions()
+        bad = next((p for p in (*self.cli_filter_plugins, *self.job_submit_plugins)
+                    if not PLUGIN_NAME.match(p)), None)
+        if bad is not None:
+            raise SpecError(f"plugin {bad[:40]!r} is not a plugin name (such as lua)")
+
+    def _check_partitions(self) -> None:
+        if not self.partitions:
+            raise SpecError("need at least one partition")
+        names = [p.name for p in self.partitions]
+        bad = next((n for n in names if not PARTITION_NAME.match(n)), None)
+        if bad is not None:
+            raise SpecError(f"partition name {bad[:64]!r} is not valid ([A-Za-z0-9_-])")
+        if len(set(names)) != len(names):
+            raise SpecError("partition names must be unique")
+        if sum(1 for p in self.partitions if p.default) > 1:
+            raise SpecError("at most one partition can be the default")
+        known = set(self.hostnames)
+        for part in self.partitions:
+            if part.nodes == "ALL":
+                continue
+            try:
+                nodes = expand(part.nodes, max_nodes=len(self.hostnames))
+            except ValueError:
+                nodes = []
+            if not nodes or not set(nodes) <= known:
+                raise SpecError(f"partition {part.name}: nodes must be ALL or a hostlist "
+                                "of this cluster's hostnames")
 
     def _check_hostnames(self) -> None:
         if len(self.hostnames) != self.node_count:
@@ -366,12 +421,26 @@ def _node_lines(spec: ClusterSpec) -> list[str]:
     return lines
 
 
+def _plugin_lines(spec: ClusterSpec) -> list[str]:
+    lines = []
+    for key, kind, names in (("CliFilterPlugins", "cli_filter", spec.cli_filter_plugins),
+                             ("JobSubmitPlugins", "job_submit", spec.job_submit_plugins)):
+        if names:
+            lines.append(f"{key}=" + ",".join(f"{kind}/{name}" for name in names))
+    return lines
+
+
+def _partition_lines(spec: ClusterSpec) -> list[str]:
+    return [f"PartitionName={p.name} Nodes={p.nodes}" + (" Default=YES" if p.default else "")
+            + " MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE" for p in spec.partitions]
+
+
 def slurm_conf(spec: ClusterSpec) -> str:
-    """``slurm.conf``: daemons, scheduling, accounting, one line per node, one partition."""
+    """``slurm.conf``: daemons, scheduling, accounting, plugins, one line per node,
+    the partitions."""
     lines = (_header(spec, "slurm.conf") + _daemon_lines(spec) + _scheduling_lines(spec)
-             + _accounting_lines(spec) + _node_lines(spec))
-    lines.append(f"PartitionName={PARTITION} Nodes=ALL Default=YES MaxTime=INFINITE State=UP "
-                 "OverSubscribe=EXCLUSIVE")
+             + _accounting_lines(spec) + _plugin_lines(spec) + _node_lines(spec)
+             + _partition_lines(spec))
     return "\n".join(lines) + "\n"
 
 

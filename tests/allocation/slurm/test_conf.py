@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from allocation.slurm import Accounting, ClusterSpec, SpecError
+from allocation.slurm import Accounting, ClusterSpec, Partition, SpecError
 from allocation.slurm.conf import slurm_conf, slurmdbd_conf, topology_conf
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -95,16 +96,47 @@ def test_cons_tres_is_a_choice():
     ({"state_dir": "/" + "d" * 100}, "too long for a Unix socket path"),
     ({"topology": "block"}, "topology must be one of tree, none"),
     ({"select": "cons_res"}, "select must be one of linear, cons_tres"),
+    ({"partitions": ()}, "need at least one partition"),
+    ({"partitions": (Partition("a b"),)}, "partition name 'a b' is not valid"),
+    ({"partitions": (Partition("a"), Partition("a"))}, "partition names must be unique"),
+    ({"partitions": (Partition("a", default=True), Partition("b", default=True))},
+     "at most one partition can be the default"),
+    ({"partitions": (Partition("a", nodes="hx[015-017]"),)}, "partition a: nodes must be ALL or"),
+    ({"partitions": (Partition("a", nodes="@all"),)}, "partition a: nodes must be ALL or"),
+    ({"cli_filter_plugins": ("lua;rm",)}, "plugin 'lua;rm' is not a plugin name"),
 ])
 def test_impossible_clusters_are_refused_with_one_line(overrides, message):
     with pytest.raises(SpecError, match=message):
         spec(**overrides)
 
 
+def test_partitions_and_plugins_are_options():
+    """One default ``batch`` partition unless told; the cli_filter and job_submit
+    plugins (``cli_filter.lua`` / ``job_submit.lua`` next to slurm.conf) by name."""
+    two = spec(partitions=(Partition("batch", default=True), Partition("debug", "hx[001-004]")),
+               cli_filter_plugins=("lua",), job_submit_plugins=("lua", "logging"))
+    lines = slurm_conf(two).splitlines()
+    assert lines[-2:] == [
+        "PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP "
+        "OverSubscribe=EXCLUSIVE",
+        "PartitionName=debug Nodes=hx[001-004] MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE"]
+    conf = settings(slurm_conf(two))
+    assert conf["CliFilterPlugins"] == "cli_filter/lua"
+    assert conf["JobSubmitPlugins"] == "job_submit/lua,job_submit/logging"
+    assert "CliFilterPlugins" not in settings(slurm_conf(spec()))
+
+
 def test_the_spec_round_trips_through_json():
-    original = spec(accounting=Accounting(db_user="slurm"), min_job_age=60)
+    original = spec(accounting=Accounting(db_user="slurm"), min_job_age=60,
+                    partitions=(Partition("a", default=True), Partition("b", "hx001")),
+                    cli_filter_plugins=("lua",))
     again = ClusterSpec.from_json(original.to_json())
     assert again == original
+    assert again.partitions[1] == Partition("b", "hx001")
+    older = json.loads(spec().to_json())
+    for key in ("partitions", "cli_filter_plugins", "job_submit_plugins"):
+        del older[key]  # a cluster.json written before these options
+    assert ClusterSpec.from_json(json.dumps(older)) == spec()
     assert again.accounting.db_name == "slurm_acct_hx"
     assert again.paths.slurm_conf == "/srv/hx/etc/slurm.conf"
 
