@@ -50,7 +50,7 @@ RULES = {
     "SweepViewSet.study": OP, "SweepViewSet.destroy": OP, "SweepViewSet.cancel": OP,
     "SweepViewSet.results": V,
     "ReproductionStartView.POST": OP, "SweepReproductionView.GET": V,
-    "SpectacularAPIView.GET": V, "SpectacularSwaggerSplitView.GET": V,
+    "SpectacularAPIView.GET": V, "SwaggerDocsView.GET": V,
 }
 # Pages: "ViewClass.METHOD" -> minimum role (None: open to anonymous)
 PAGE_RULES = {
@@ -248,7 +248,8 @@ def _fk_upload_csv(job):
 
 def _fk_select_fastest(job):
     return "post", "/api/v1/select-fastest/", {
-        "job": job.pk, "benchmark": "stream", "n_node": 1, "record_roles": True}, \
+        "job": job.pk, "benchmark": "stream", "n_node": 1, "record_roles": True,
+        "allow_fewer": True}, \
         "json", "job"
 
 

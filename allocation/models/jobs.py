@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from allocation.choices import AllocationRole, CommPattern, JobStatus
+from hxportal.text import pluralize
 from hxportal.validators import no_control_characters
 
 
@@ -42,7 +43,7 @@ class Job(models.Model):
         indexes = [models.Index(fields=["machine", "status"], name="job_machine_status")]
 
     def __str__(self) -> str:
-        return f"{self.name} ({self.node_count} nodes)"
+        return f"{self.name} ({pluralize(self.node_count, 'node')})"
 
     def get_absolute_url(self) -> str:
         return reverse("allocation:job_detail", args=[self.pk])

@@ -21,6 +21,8 @@ from numbers import Real
 from django import template
 from django.utils import timezone
 
+from hxportal import text
+
 register = template.Library()
 
 MISSING = "—"
@@ -166,10 +168,25 @@ def ago(moment, now: datetime | None = None) -> str:
 
 
 @register.filter
+def byte_size(value) -> str:
+    """``16777216|byte_size`` -> ``16 MiB``; ``2500|byte_size`` -> ``2.4 KiB``.
+
+    >>> byte_size(16 * 1024 * 1024), byte_size(2500), byte_size(512)
+    ('16 MiB', '2.4 KiB', '512 bytes')
+    """
+    n = _number(value)
+    if n is None:
+        return MISSING
+    for unit, size in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return text.pluralize(int(n), "byte")
+
+
+@register.filter
 def count_of(value, noun: str) -> str:
     """``3|count_of:"node"`` -> ``3 nodes``; ``1|count_of:"switch"`` -> ``1 switch``."""
     n = _number(value)
     if n is None:
         return MISSING
-    plural = noun + ("es" if noun.endswith(("s", "sh", "ch", "x")) else "s")
-    return f"{thousands(n)} {noun if n == 1 else plural}"
+    return f"{thousands(n)} {noun if n == 1 else text.plural(noun)}"

@@ -129,7 +129,7 @@ def test_report_api_lists_failed_and_pending_runs(api, sweep):
     assert row["engine"] == pytest.approx(0.70)
     holds = {c["id"]: c["holds"] for c in body["orderings"]}
     assert holds["b1"] is None and holds["b2"] is None
-    assert "cannot be checked yet" in body["agreement"]["sentence"]
+    assert "wait for runs that are missing, failed or unfinished" in body["agreement"]["sentence"]
 
 
 def test_report_api_permissions_and_404s(api, users, sweep, other_sweep, settings):
