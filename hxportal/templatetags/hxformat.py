@@ -20,6 +20,8 @@ from numbers import Real
 
 from django import template
 from django.utils import timezone
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
 
 from hxportal import text
 
@@ -168,11 +170,22 @@ def ago(moment, now: datetime | None = None) -> str:
 
 
 @register.filter
+def break_underscores(value) -> str:
+    """A code name that may wrap after its underscores (``least_<wbr>loaded_<wbr>...``),
+    so a narrow table column breaks it between words.
+
+    >>> str(break_underscores("least_loaded_diagonal"))
+    'least_<wbr>loaded_<wbr>diagonal'
+    """
+    return mark_safe(escape(str(value)).replace("_", "_<wbr>"))  # noqa: S308  # nosec B308 B703 - escaped first
+
+
+@register.filter
 def byte_size(value) -> str:
-    """``16777216|byte_size`` -> ``16 MiB``; ``2500|byte_size`` -> ``2.4 KiB``.
+    """``16777216|byte_size`` -> ``16 MiB``; ``2500|byte_size`` -> ``2.44 KiB``.
 
     >>> byte_size(16 * 1024 * 1024), byte_size(2500), byte_size(512)
-    ('16 MiB', '2.4 KiB', '512 bytes')
+    ('16 MiB', '2.44 KiB', '512 bytes')
     """
     n = _number(value)
     if n is None:

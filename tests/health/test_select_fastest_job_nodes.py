@@ -47,7 +47,7 @@ def all_node_times(hx, fast: set[str] = frozenset()) -> dict[str, float]:
 
 
 def test_upload_refuses_rows_for_nodes_outside_the_job_naming_them(api, hx, two_jobs):
-    one, two = two_jobs
+    one, _ = two_jobs
     times = all_node_times(hx)
     results = [{"node": n, "seconds": s} for n, s in times.items()]
     response = api("admin").post("/api/v1/benchmarks/", {

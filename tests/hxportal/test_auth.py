@@ -7,8 +7,8 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from django.utils import timezone
 from django.test import Client
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from hxportal.models import ApiToken, TokenScope, hash_token
