@@ -13,7 +13,6 @@ from allocation.grid import candidate_grid, job_grid, machine_grid
 from allocation.models import Job, NodeState
 from allocation.services import jobs, machines
 from hxportal import hostlists
-from hxportal.text import pluralize
 from recommendations import services as recommendations
 
 pytestmark = pytest.mark.django_db
@@ -108,7 +107,6 @@ def test_a_one_node_job_reads_one_node(hx, users):
     job = jobs.create_job(owner=users["operator"], machine=hx, name="solo", node_count=1,
                           pattern="all2all")
     assert str(job) == "solo (1 node)"
-    assert pluralize(1, "seed") == "1 seed" and pluralize(2, "node") == "2 nodes"
 
 
 # A count printed before a plural noun must go through count_of or pluralize.

@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allocation.services import machines
+from health import models as health_models
 from health import services as health
 from health import spares
-from health.models import BenchmarkResult, HealthRound
 
 SLOW = [f"hx{i:03d}" for i in (7, 100, 201, 333, 400, 511)]
 
@@ -46,7 +46,7 @@ def test_fleet_rounds_upload_with_the_machine_and_flag_the_slow_nodes(api, hx, c
     first = upload_round(api, 0)
     assert first.status_code == 201, first.content
     group = first.json()["groups"][0]
-    assert group["job"] is None and group["round"] == HealthRound.objects.get().pk
+    assert group["job"] is None and group["round"] == health_models.HealthRound.objects.get().pk
     assert group["machine"] == "hx" and group["count"] == 512
     upload_round(api, 1)
     after_two = api("viewer").get("/api/v1/node-health/?machine=hx").json()
@@ -87,7 +87,7 @@ def test_a_round_in_csv_on_the_upload_page(client_for, hx):
     response = client_for("operator").post("/benchmarks/upload/", {"text": text})
     assert response.status_code == 200, response.context.get("row_errors")
     assert "health round" in response.content.decode()
-    assert BenchmarkResult.objects.filter(job__isnull=True).count() == 8
+    assert health_models.BenchmarkResult.objects.filter(job__isnull=True).count() == 8
 
 
 @pytest.mark.django_db
@@ -102,7 +102,7 @@ def test_round_uploads_are_refused_with_the_field(api, hx, body, key, words):
         format="json")
     assert response.status_code == 400
     assert words in " ".join(response.json()["errors"][key])
-    assert not BenchmarkResult.objects.exists()
+    assert not health_models.BenchmarkResult.objects.exists()
 
 
 @pytest.mark.django_db
@@ -114,7 +114,7 @@ def test_a_round_names_nodes_of_its_machine_once(api, hx):
     errors = response.json()["errors"]
     assert "is not a node of machine hx" in errors["results[1].node"][0]
     assert "already has a stream time for this round" in errors["results[2].node"][0]
-    assert not HealthRound.objects.exists()
+    assert not health_models.HealthRound.objects.exists()
 
 
 def test_the_trial_figures_make_the_slow_nodes_candidates_after_three_rounds():
