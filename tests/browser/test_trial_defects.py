@@ -144,3 +144,63 @@ def test_sides_that_are_not_numbers_are_flagged_while_typing(browser_page, login
     page.wait_for_load_state()
     assert "not a list of whole numbers" in error.inner_text()
     assert not SimulationRun.objects.exists()
+
+
+def test_every_problem_of_a_bad_csv_is_listed_at_once(browser_page, login, users):
+    """Defect 6: a bad CSV reported 2 of its 4 problems; the others came on resubmission."""
+    machine = machines.create_machine(name="m4", sides=[4, 4], concentration=4,
+                                      hostname_pattern="n{n:02d}")
+    page = login(browser_page, "opal", "operator")
+    from hxportal.models import User
+
+    job = jobs.submit_job(owner=User.objects.get(username="opal"), machine=machine,
+                          name="app", node_count=8, pattern="all2all", policy="row")
+    own = list(job.allocations.order_by("rank").values_list("node__hostname", flat=True))
+    page.goto("/benchmarks/upload/")
+    page.fill("textarea[name=text]", (
+        "job,benchmark,node,seconds\n"
+        f"{job.pk},stream,{own[0]},1.01\n{job.pk},stream,{own[1]},fast\n"
+        f"{job.pk},stream,n64,1.02\n{job.pk},stream,zz01,1.00\n"
+        f"{job.pk},stream,{own[2]},1030\n{job.pk},stream,{own[3]},0.99\n"))
+    page.click("[data-testid=upload-form] button[type=submit]")
+    table = page.locator("[data-testid=row-errors]")
+    table.wait_for()
+    rows = table.locator("tbody tr")
+    assert rows.count() == 4
+    assert [rows.nth(i).locator("th").inner_text() for i in range(4)] == [
+        "row 3, seconds", "row 4, node", "row 5, node", "row 6, seconds"]
+    shoot(page, "upload-errors")
+
+
+def test_keeping_fewer_nodes_than_the_job_needs_takes_a_tick(browser_page, login):
+    """Defect 1: a job must never be left with fewer primaries than its node count
+    without the operator saying so; a drained node is never kept (defect 2)."""
+    from allocation.models import AllocationRole, NodeState
+    from health import services as health
+    from hxportal.models import User
+
+    hx = machines.create_machine(name="hx", sides=[8, 8], concentration=8)
+    page = login(browser_page, "opal", "operator")
+    job = jobs.submit_job(owner=User.objects.get(username="opal"), machine=hx, name="app",
+                          node_count=8, pattern="all2all", policy="row")
+    nodes = list(job.allocations.order_by("rank").values_list("node__hostname", flat=True))
+    health.ingest_payload({"job": job.pk, "benchmark": "stream", "results": [
+        {"node": n, "seconds": 1.0 + i / 100} for i, n in enumerate(nodes)]})
+    machines.set_node_state(hx, nodes[0], NodeState.DRAINED, "ECC")  # the fastest
+    page.goto(f"/jobs/{job.pk}/select-fastest/?benchmark=stream")
+    page.locator("[data-testid=short]").wait_for()
+    assert page.locator("[data-testid=unavailable]").inner_text() == nodes[0]
+    assert "Record: 7 primary, 1 excluded" in page.locator(
+        "[data-testid=record-selection]").inner_text()
+    shoot(page, "select-fastest-short")
+    page.click("[data-testid=record-selection]")
+    page.locator("[data-testid=record-errors]").wait_for()
+    assert "with 7 primary nodes of the 8 it needs" in page.locator(
+        "[data-testid=record-errors]").inner_text()
+    assert not job.allocations.exclude(role=AllocationRole.PRIMARY).exists()
+    page.check("[data-testid=allow-fewer]")
+    page.click("[data-testid=record-selection]")
+    page.wait_for_url(re.compile(rf"/jobs/{job.pk}/$"))
+    assert "7 primary nodes, 1 excluded" in page.content()
+    roles = dict(job.allocations.values_list("node__hostname", "role"))
+    assert roles[nodes[0]] == AllocationRole.EXCLUDED
