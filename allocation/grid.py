@@ -44,6 +44,7 @@ from django.utils.safestring import SafeString, mark_safe
 from allocation.models import Allocation, AllocationRole, Machine, NodeState
 from allocation.services import queries
 from hxportal import hostlists, ownership
+from hxportal.text import pluralize
 
 #: Above this many nodes in a plane, switch cells summarise their nodes.
 MAX_NODE_CELLS = 4096
@@ -260,7 +261,7 @@ def render_summary(shape: GridShape, switch: int, nodes: list[NodeInfo], href: s
     occupancy = 0 if not nodes else math.ceil(4 * held / len(nodes))
     label = _switch_label(shape, switch)
     counts = ", ".join(f"{states[s]} {STATE_WORDS[s]}" for s in STATES if states[s])
-    title = (f"switch ({label}): {len(nodes)} nodes ({counts}); {held} held, "
+    title = (f"switch ({label}): {pluralize(len(nodes), 'node')} ({counts}); {held} held, "
              f"{len(nodes) - held} free"
              + (f"; jobs {', '.join(str(j) for j in jobs[:8])}" if jobs else "")
              + (f"{' …' if len(jobs) > 8 else ''}" if jobs else "")
@@ -431,8 +432,8 @@ def machine_grid(machine: Machine, *, request=None, reader=None, plane: Any = No
         "jobs": [],
     }
     if totals["held_not_up"]:
-        grid.caption = (f"{totals['held_not_up']:,} node{'s' if totals['held_not_up'] != 1 else ''}"
-                        " inside jobs are drained or down.")
+        grid.caption = (f"{pluralize(totals['held_not_up'], 'node')} inside jobs "
+                        f"{'is' if totals['held_not_up'] == 1 else 'are'} drained or down.")
     for job in active:
         if job.pk not in shown:
             continue
@@ -491,14 +492,19 @@ def job_grid(job, *, request=None, reader=None) -> SwitchGrid:
             node.held, node.fill = True, "held"
             node.note = "held by another job"
     grid = SwitchGrid(machine, shape, plane, _mode(machine, shape), testid="job-grid")
+    # Each node counts once: the job's (ringed, also when released and now free or
+    # held by another job), else held by another job, else free.
     grid.legend = {
         "states": _state_legend(nodes, None),
         "fills": [
-            _count_entry("node job-c0 job-p0 st-up sel", f"job {job.pk}: filled, ringed",
+            _count_entry("node job-c0 job-p0 st-up sel",
+                         f"job {job.pk}: filled, ringed" if not past else
+                         f"job {job.pk} ran here: ringed",
                          sum(1 for n in nodes if n.selected), "legend-this-job"),
             _count_entry("node held st-up", "held by another job",
                          sum(1 for n in nodes if n.held and not n.selected), "legend-held"),
-            _count_entry("node free st-up", "free", sum(1 for n in nodes if not n.held),
+            _count_entry("node free st-up", "free",
+                         sum(1 for n in nodes if not n.held and not n.selected),
                          "legend-free"),
         ],
         "roles": _role_legend([n for n in nodes if n.selected]),
@@ -515,9 +521,12 @@ def job_grid(job, *, request=None, reader=None) -> SwitchGrid:
 def candidate_grid(machine: Machine, primary: Iterable[str], spare: Iterable[str] = (), *,
                    excluded: Iterable[str] = (), request=None, plane: Any = None,
                    testid: str = "candidate-grid", compact: bool = False,
-                   label: str = "candidate") -> SwitchGrid:
+                   label: str = "candidate", own_job: int | None = None) -> SwitchGrid:
     """A proposed partition (primary and spare hostnames; ``excluded``: dropped ones,
-    e.g. after keep-the-fastest) on the live occupancy."""
+    e.g. after keep-the-fastest) on the live occupancy. ``own_job``: the job the
+    partition belongs to (its nodes are not "held by a job"). Every node is counted in
+    exactly one legend entry: the partition's (candidate, spare or dropped), held by a
+    job, or free."""
     shape = GridShape(tuple(machine.sides))
     primary, spare, excluded = set(primary), set(spare), set(excluded)
     raw = request.GET.get("plane") if request is not None and plane is None else plane
@@ -526,13 +535,13 @@ def candidate_grid(machine: Machine, primary: Iterable[str], spare: Iterable[str
     allocations = _active_allocations(machine, shape, plane)
     for node in nodes:
         held = allocations.get(node.id)
-        if held is not None:
+        if held is not None and held[0] != own_job:
             node.held, node.fill, node.note = True, "held", f"held by job {held[0]}"
         if node.hostname in primary or node.hostname in spare or node.hostname in excluded:
             node.role = (AllocationRole.SPARE if node.hostname in spare else
                          AllocationRole.EXCLUDED if node.hostname in excluded else "candidate")
             node.selected = node.role != AllocationRole.EXCLUDED
-            node.fill = "job-c0 job-p0" if held is None or excluded else node.fill
+            node.fill = "job-c0 job-p0" if not node.held or excluded else node.fill
     grid = SwitchGrid(machine, shape, plane, _mode(machine, shape), testid=testid,
                       compact=compact)
     chosen = [n for n in nodes if n.selected]
@@ -542,10 +551,11 @@ def candidate_grid(machine: Machine, primary: Iterable[str], spare: Iterable[str
             _count_entry("node job-c0 job-p0 st-up sel", f"{label}: filled, ringed",
                          sum(1 for n in chosen if n.role != AllocationRole.SPARE),
                          "legend-candidate"),
-            _count_entry("node held st-up", "held by a job",
-                         sum(1 for n in nodes if n.held), "legend-held"),
+            _count_entry("node held st-up", "held by a job" if own_job is None else
+                         "held by another job",
+                         sum(1 for n in nodes if n.held and not n.role), "legend-held"),
             _count_entry("node free st-up", "free", sum(1 for n in nodes if not n.held
-                                                        and not n.selected), "legend-free"),
+                                                        and not n.role), "legend-free"),
         ],
         "roles": ([_count_entry("node job-c0 job-p0 st-up sel role-spare",
                                 "spare: corner notch",

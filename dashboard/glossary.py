@@ -18,8 +18,8 @@ class Term:
     section: str = ""
 
 
-_FACTOR = f"{health.DRAIN_FACTOR:g}"
 _PROBABILITY = f"{health.DRAIN_PROBABILITY:g}"
+_MIN_RUNS = health.DRAIN_MIN_RUNS
 
 TERMS: tuple[Term, ...] = (
     # Partitions and their properties
@@ -109,17 +109,21 @@ TERMS: tuple[Term, ...] = (
          "node look bad; the interval narrows as the node's history grows.",
          "Node health"),
     Term("score", "Score",
-         f"Suspicion score: the posterior probability that a node's abnormality rate p_i "
-         f"exceeds {_FACTOR}× the fleet's; a drain candidate has a score of at least "
-         f"{_PROBABILITY}.",
-         "It is a probability, not the rate itself (that is Posterior p_i). On the "
+         "Suspicion score: the posterior probability that a node is persistently abnormal "
+         "rather than slow now and then like any node; a drain candidate has a score of at "
+         f"least {_PROBABILITY} after at least {_MIN_RUNS} runs.",
+         "It is a probability, not the rate itself (that is Posterior p_i). It weighs the "
+         "node's abnormal runs against the fleet's rate of abnormal runs with a prior of "
+         f"{health.DRAIN_PRIOR:g} (one node in a hundred persistently abnormal). On the "
          "recommendation page, “analytic score” means the ranking by partition bandwidth and "
          "switch locality used when simulations are unavailable.",
          "Node health"),
     Term("drain_candidate", "Drain candidate",
-         f"A node whose suspicion score is at least {_PROBABILITY}: it is probably abnormal "
-         f"far more often ({_FACTOR}×) than the fleet.",
-         "Operators drain it from the health page; the reason quotes the evidence.",
+         f"A node whose suspicion score is at least {_PROBABILITY} after at least "
+         f"{_MIN_RUNS} runs: it is probably abnormal again and again, not by chance.",
+         "Operators drain it from the health page; the reason quotes the evidence. Nodes "
+         "with abnormal runs that are not candidates yet are on the watch list, with how "
+         "many more abnormal runs would make them one.",
          "Node health"),
     # Simulations
     Term("makespan", "Makespan",

@@ -30,6 +30,8 @@ from simulation.models import SimulationRun, Sweep
 RECENT_DAYS = 7
 #: How many failures of each kind are listed (the count is always complete).
 FAILURES_SHOWN = 5
+#: How many watch-list nodes a machine card names (the count is always complete).
+WATCH_SHOWN = 5
 
 
 @dataclass
@@ -78,6 +80,18 @@ class MachineSummary:
     @property
     def candidates(self) -> int:
         return len(self.health.candidates) if self.health else 0
+
+    @property
+    def watch_total(self) -> int:
+        return len(self.health.watch) if self.health else 0
+
+    @property
+    def watch(self) -> list[tuple[str, str]]:
+        """The most suspect watch-list nodes: (hostname, evidence and what it lacks)."""
+        if not self.health:
+            return []
+        return [(s.node, f"{s.abnormal_runs}/{s.runs} abnormal, {health.needs_text(s)}")
+                for s in self.health.watch[:WATCH_SHOWN]]
 
 
 def _node_counts(ids: list[int]) -> dict[int, dict[str, int]]:

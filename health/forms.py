@@ -87,8 +87,9 @@ class BenchmarkUploadForm(forms.Form):
     """Benchmark times as a CSV file, or pasted CSV or JSON (the API's two formats)."""
 
     file = forms.FileField(required=False, label="CSV file",
-                           help_text="Header job,benchmark,node,seconds[,measured_at]; "
-                                     "any number of jobs and benchmarks.")
+                           help_text="Header job,benchmark,node,seconds[,measured_at] "
+                                     "(machine instead of job: a health round); any number "
+                                     "of jobs and benchmarks.")
     text = forms.CharField(
         required=False, label="Or paste CSV or JSON",
         widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false",
@@ -122,3 +123,14 @@ class SelectFastestForm(forms.Form):
     def __init__(self, *args, benchmarks: list[str] = (), **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["benchmark"].choices = [(b, b) for b in benchmarks]
+
+
+class RecordSelectionForm(SelectFastestForm):
+    """Recording a previewed selection: the preview's choice travels with it and is
+    recorded only if it still holds; keeping fewer nodes than the job needs takes the
+    operator's explicit say-so."""
+
+    keep = forms.CharField(required=False, widget=forms.HiddenInput, max_length=100_000)
+    dropped = forms.CharField(required=False, widget=forms.HiddenInput, max_length=100_000)
+    allow_fewer = forms.BooleanField(
+        required=False, label="Record it although the job keeps fewer nodes than it needs")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
@@ -15,8 +16,27 @@ BENCHMARK_NAME_VALIDATOR = RegexValidator(
     "Benchmark names are letters, digits, '_', '.', ':', '+' and '-' (at most 64).")
 
 
+class HealthRound(models.Model):
+    """One fleet-wide benchmark round of a machine: nodes benchmarked outside any job
+    (docs/domain.md section 5.6). Its results are judged against the round's own
+    median, as a job's are against the job's."""
+
+    machine = models.ForeignKey("allocation.Machine", on_delete=models.CASCADE,
+                                related_name="health_rounds")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                             on_delete=models.SET_NULL, related_name="health_rounds")
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"health round {self.pk} of {self.machine_id}"
+
+
 class BenchmarkResult(models.Model):
-    """One node's benchmark time in one job; re-posting a job's benchmark replaces its rows.
+    """One node's benchmark time in one job or one health round (exactly one of the
+    two); re-posting a job's benchmark replaces its rows, each round is new.
 
     ``machine`` repeats ``job.machine`` so the estimation window and the node
     history are one indexed range scan each, without a join through jobs.
@@ -24,8 +44,10 @@ class BenchmarkResult(models.Model):
 
     machine = models.ForeignKey("allocation.Machine", on_delete=models.CASCADE,
                                 related_name="benchmark_results")
-    job = models.ForeignKey("allocation.Job", on_delete=models.CASCADE,
+    job = models.ForeignKey("allocation.Job", on_delete=models.CASCADE, null=True, blank=True,
                             related_name="benchmark_results")
+    health_round = models.ForeignKey(HealthRound, on_delete=models.CASCADE, null=True,
+                                     blank=True, related_name="results")
     node = models.ForeignKey("allocation.Node", on_delete=models.CASCADE,
                              related_name="benchmark_results")
     benchmark = models.CharField(max_length=64, validators=[BENCHMARK_NAME_VALIDATOR])
@@ -39,6 +61,12 @@ class BenchmarkResult(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["job", "node", "benchmark"],
                                     name="benchmark_result_unique_job_node_benchmark"),
+            models.UniqueConstraint(fields=["health_round", "node", "benchmark"],
+                                    name="benchmark_result_unique_round_node_benchmark"),
+            models.CheckConstraint(
+                condition=(Q(job__isnull=False, health_round__isnull=True)
+                           | Q(job__isnull=True, health_round__isnull=False)),
+                name="benchmark_result_job_or_round"),
             models.CheckConstraint(condition=Q(seconds__gt=0),
                                    name="benchmark_result_seconds_positive"),
         ]
@@ -49,7 +77,12 @@ class BenchmarkResult(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.benchmark} job {self.job_id} node {self.node_id}: {self.seconds:g} s"
+        return f"{self.benchmark} {self.run_key} node {self.node_id}: {self.seconds:g} s"
+
+    @property
+    def run_key(self) -> str:
+        """What the node-run belongs to, as evidence cites it: ``job 42`` or ``round 3``."""
+        return f"job {self.job_id}" if self.job_id else f"round {self.health_round_id}"
 
 
 class EstimationRun(TrackedRun):

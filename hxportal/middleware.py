@@ -5,10 +5,17 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.http import JsonResponse
+from django.shortcuts import render
+from django.utils.http import url_has_allowed_host_and_scheme
+
+from hxportal.templatetags.hxformat import byte_size
 
 
 class BodySizeLimitMiddleware:
-    """Answer 413 before reading a body larger than ``HX_MAX_BODY_BYTES``."""
+    """Answer 413 before reading a body larger than ``HX_MAX_BODY_BYTES``: JSON for the
+    API, a page with the way back to the form for everything else. It sits after the
+    authentication middleware (which reads no body) so that page knows who is signed in.
+    """
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -21,6 +28,8 @@ class BodySizeLimitMiddleware:
             return JsonResponse({"detail": "Content-Length is not a number."}, status=400)
         limit = settings.HX_MAX_BODY_BYTES
         if length > limit:
+            if not request.path_info.startswith("/api/"):
+                return _too_large_page(request, length, limit)
             return JsonResponse(
                 {"detail": f"Request body of {length} bytes exceeds the limit of {limit} bytes."},
                 status=413)
@@ -29,6 +38,17 @@ class BodySizeLimitMiddleware:
                                  "errors": {"non_field_errors": ["NUL character"]}},
                                 status=400)
         return self.get_response(request)
+
+
+def _too_large_page(request, length: int, limit: int):
+    """The form page's 413: what was too large and a link back to the form (the page it
+    came from, or the posted URL)."""
+    back = request.META.get("HTTP_REFERER", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
+                                           require_https=request.is_secure()):
+        back = request.path
+    return render(request, "413.html", {"size": byte_size(length), "limit": byte_size(limit),
+                                        "back": back}, status=413)
 
 
 def _has_nul(request) -> bool:

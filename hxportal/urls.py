@@ -3,8 +3,9 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularAPIView
 
+from hxportal.api.docs import SwaggerDocsView
 from hxportal.views import favicon
 
 # Unhandled errors: JSON under /api/, 503 + Retry-After while the database is away.
@@ -24,7 +25,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include((api_v1, "api"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
+    path("api/docs/", SwaggerDocsView.as_view(url_name="schema"), name="api-docs"),
     path("simulation/", include("simulation.urls")),
     path("", include("dashboard.urls")),
     path("", include("allocation.urls")),

@@ -120,7 +120,8 @@ class RecommendationDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
         return {"grid": candidate_grid(
             rec.machine, hostlists.expand(rec.recommended.get("hostlist") or ""),
             hostlists.expand(rec.recommended.get("spares_hostlist") or ""),
-            request=self.request, testid="recommendation-grid", label="recommended")}
+            request=self.request, testid="recommendation-grid", label="recommended",
+            own_job=rec.job_id)}
 
     @staticmethod
     def _curve(rec: Recommendation) -> dict | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from django import forms
 
@@ -11,6 +12,9 @@ from simulation import services
 from simulation.presets import MAX_SCALE
 
 D = services.DEFAULTS
+#: Switches per dimension as typed: whole numbers separated by commas (or "x", as in 8x8).
+#: The same pattern is in static/simulation/simulation.js (live validation).
+SIDES_TEXT = re.compile(r"^\s*\d+(?:\s*[,x]\s*\d+)*\s*$")
 
 
 def _choices(name: str) -> list[tuple[str, str]]:
@@ -59,11 +63,13 @@ class RunForm(forms.Form):
             field.widget.attrs["data-config"] = name
 
     def clean_sides(self) -> list[int]:
+        """Every part must be a whole number: ``8,x`` is refused, never read as ``8``."""
         raw = self.cleaned_data["sides"]
-        try:
-            return [int(p) for p in raw.replace("x", ",").split(",") if p.strip()]
-        except ValueError as exc:
-            raise forms.ValidationError("use integers separated by commas, e.g. 8,8") from exc
+        if not SIDES_TEXT.match(raw):
+            raise forms.ValidationError(
+                f"{raw[:40]!r} is not a list of whole numbers: give the switches per "
+                "dimension separated by commas, e.g. 8,8 (or 8x8)")
+        return [int(p) for p in re.split(r"[,x]", raw)]
 
     def clean_extra(self) -> dict:
         raw = self.cleaned_data["extra"].strip()

@@ -505,14 +505,19 @@ def _agreement(table4: Mapping[str, Any], orderings: list[dict[str, Any]]) -> di
     if unknown == total:
         sentence = ("No published figure can be checked yet: the reproduction runs have not "
                     "finished.")
+    elif unknown:
+        # Partial results: count only what can be judged, never "2 of 17" for 2 of 3.
+        t4_checked = sum(v is not None for v in values)
+        ord_checked = sum(v is not None for v in checks)
+        sentence = (f"So far the model agrees with {agree} of the {total - unknown} published "
+                    f"figures that can be checked ({t4_agree} of {t4_checked} Table 4 values "
+                    f"within {table4['tolerance']:.2f}, {ord_agree} of {ord_checked} "
+                    f"orderings); the other {unknown} of {total} wait for runs that are "
+                    "missing, failed or unfinished.")
     else:
         sentence = (f"The model agrees with {agree} of {total} published figures "
                     f"({t4_agree} of {len(values)} Table 4 values within "
-                    f"{table4['tolerance']:.2f}, {ord_agree} of {len(checks)} orderings)")
-        if unknown:
-            sentence += (f"; {unknown} cannot be checked yet (runs missing, failed or "
-                         "unfinished)")
-        sentence += "."
+                    f"{table4['tolerance']:.2f}, {ord_agree} of {len(checks)} orderings).")
     return {"agree": agree, "total": total, "unknown": unknown,
             "table4": {"agree": t4_agree, "total": len(values)},
             "orderings": {"agree": ord_agree, "total": len(checks)}, "sentence": sentence}

@@ -16,12 +16,14 @@ from django.http import Http404
 
 from hxportal import ownership
 from simulation import reproduction, reproduction_preset, services
-from simulation.models import Sweep
+from simulation.models import Sweep, SweepStatus
 
 PRESET = "reproduction"
 DEFAULT_SEEDS = reproduction_preset.DEFAULT_SEEDS
 MAX_SEEDS = reproduction_preset.MAX_SEEDS
 PUBLISHED_PATH = Path(__file__).with_name("study_published.json")
+#: The stored reference reproduction (``manage.py hx_reproduction_reference``).
+REFERENCE_PATH = Path(__file__).with_name("reproduction_reference.json")
 
 
 @lru_cache(maxsize=1)
@@ -38,17 +40,76 @@ def run_count(seeds: int = DEFAULT_SEEDS) -> int:
     return reproduction_preset.reproduction_size(seeds)
 
 
-def start_info() -> dict[str, int]:
-    """What the start button says: default and largest seeds, runs, runs per extra seed."""
+def start_info() -> dict[str, Any]:
+    """What the start form says: default and largest seeds, and the number of runs each
+    choice of seeds starts (the ordering parts stop growing after 2 seeds, so the count
+    is not a multiple of the seeds)."""
+    counts = {seeds: run_count(seeds) for seeds in range(1, MAX_SEEDS + 1)}
     return {"default_seeds": DEFAULT_SEEDS, "max_seeds": MAX_SEEDS,
-            "run_count": run_count(DEFAULT_SEEDS),
-            "runs_per_seed": run_count(MAX_SEEDS) - run_count(MAX_SEEDS - 1)}
+            "run_count": counts[DEFAULT_SEEDS], "run_counts": counts,
+            "run_counts_json": json.dumps(counts),
+            "runs_per_seed": counts[MAX_SEEDS] - counts[MAX_SEEDS - 1]}
 
 
 def sweeps(user):
     """Reproduction sweeps ``user`` may read, newest first."""
     return ownership.readable(Sweep.objects.filter(preset=PRESET).select_related("user"),
                               user, "user").order_by("-created_at", "-id")
+
+
+def finished(sweep: Sweep) -> bool:
+    """Every run of the sweep has ended and some have results (a sweep cancelled
+    outright has none to show)."""
+    return services.sweep_progress(sweep)["status"] in (SweepStatus.SUCCEEDED,
+                                                        SweepStatus.FAILED)
+
+
+def page_choice(user, sweep_id: Any = None) -> dict[str, Any]:
+    """What the reproduction page shows: the sweep asked for; by default the latest
+    finished sweep, or the stored reference report while none has finished, with the
+    newer sweep still running (if any) named but not shown, so the headline never
+    counts a sweep's first few runs as the model's agreement."""
+    if sweep_id not in (None, ""):
+        sweep = chosen_sweep(user, sweep_id)
+        return {"sweep": sweep, "report": report(sweep), "running": None}
+    running = None
+    for sweep in services.with_counts(sweeps(user))[:50]:
+        if finished(sweep):
+            return {"sweep": sweep, "report": report(sweep), "running": running}
+        running = running or sweep
+    reference = reference_report()
+    return {"sweep": None, "report": reference, "running": running}
+
+
+@lru_cache(maxsize=1)
+def _reference() -> dict[str, Any] | None:
+    try:
+        return json.loads(REFERENCE_PATH.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+
+
+def reference_report() -> dict[str, Any] | None:
+    """The stored reference reproduction (``manage.py hx_reproduction_reference``) as a
+    report, labelled with the engine version it was computed with; None if absent."""
+    stored = _reference()
+    if stored is None:
+        return None
+    records = stored["records"]
+    seeds = stored.get("seeds")
+    try:
+        expected = [point for point, _ in reproduction_preset.reproduction_configs(seeds)]
+    except ValueError:
+        expected = None
+    body = reproduction.aggregate(records, published(), expected)
+    progress = {"total": len(records), "done": len(records), "succeeded": len(records),
+                "failed": 0, "cancelled": 0, "running": 0, "pending": 0, "fraction": 1.0,
+                "status": SweepStatus.SUCCEEDED}
+    return {"sweep": {"id": None, "name": "stored reference", "seeds": seeds,
+                      "run_count": len(records), "created_at": stored.get("computed_at"),
+                      "user": None, "page": None,
+                      "engine_versions": [stored.get("engine_version", "")]},
+            "reference": True, "progress": progress, **body}
 
 
 def chosen_sweep(user, sweep_id: Any = None) -> Sweep | None:
@@ -100,5 +161,7 @@ def report(sweep: Sweep) -> dict[str, Any]:
     sweep_info = {"id": sweep.pk, "name": sweep.name, "seeds": seeds_of(sweep),
                   "run_count": sweep.run_count, "created_at": sweep.created_at,
                   "user": sweep.user.username if sweep.user_id else None,
-                  "page": sweep.get_absolute_url()}
+                  "page": sweep.get_absolute_url(),
+                  "engine_versions": sorted(set(sweep.runs.order_by().values_list(
+                      "engine_version", flat=True).distinct()))}
     return {"sweep": sweep_info, "progress": services.sweep_progress(sweep), **body}

@@ -16,6 +16,7 @@ from django.views.generic import DetailView, ListView
 from hxportal import ownership
 from hxportal.errors import ConflictError
 from hxportal.roles import Role
+from hxportal.text import pluralize
 from hxportal.views import FilteredListMixin, OwnedRowsMixin, RoleRequiredMixin, ServiceFormView
 from simulation import charts, reproduction_report, services
 from simulation.filtersets import SimulationRunFilterSet, SweepFilterSet
@@ -259,13 +260,14 @@ class SweepResultsJSONView(RoleRequiredMixin, View):
 
 
 class ReproductionView(RoleRequiredMixin, View):
-    """The engine next to the published study: the latest reproduction sweep, or
-    ``?sweep=<id>`` (404 if not a readable reproduction sweep)."""
+    """The engine next to the published study: the latest finished reproduction sweep
+    (or the stored reference while none has finished), or ``?sweep=<id>`` (404 if not a
+    readable reproduction sweep)."""
 
     def get(self, request):
-        sweep = reproduction_report.chosen_sweep(request.user, request.GET.get("sweep"))
+        shown = reproduction_report.page_choice(request.user, request.GET.get("sweep"))
         return render(request, "simulation/reproduction.html", {
-            "sweep": sweep, "report": reproduction_report.report(sweep) if sweep else None,
+            **shown,
             "others": list(reproduction_report.sweeps(request.user)[:10]),
             "source": reproduction_report.published()["source"],
             **reproduction_report.start_info()})
@@ -349,8 +351,8 @@ class SweepCancelView(_OwnedAction):
         sweep = self.row(request, pk)
         count = services.cancel_sweep(sweep)
         if count:
-            messages.success(request, f"Sweep {sweep.pk}: {count} unfinished run"
-                                      f"{'s' if count != 1 else ''} cancelled.")
+            messages.success(request, f"Sweep {sweep.pk}: "
+                                      f"{pluralize(count, 'unfinished run')} cancelled.")
         else:
             messages.error(request, f"Sweep {sweep.pk} has no unfinished runs to cancel.")
         return redirect(sweep)

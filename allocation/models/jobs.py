@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from allocation.choices import AllocationRole, CommPattern, JobSource, JobStatus
+from hxportal.text import pluralize
 from hxportal.validators import no_control_characters
 
 
@@ -59,7 +60,7 @@ class Job(models.Model):
             name="job_one_per_slurm_id")]
 
     def __str__(self) -> str:
-        return f"{self.name} ({self.node_count} nodes)"
+        return f"{self.name} ({pluralize(self.node_count, 'node')})"
 
     def get_absolute_url(self) -> str:
         return reverse("allocation:job_detail", args=[self.pk])

@@ -22,20 +22,23 @@ from hxportal.api.fields import NameRelatedField
 class BenchmarkResultSerializer(serializers.ModelSerializer):
     machine = serializers.CharField(source="machine.name", read_only=True)
     node = serializers.CharField(source="node.hostname", read_only=True)
-    job_external_id = serializers.CharField(source="job.external_id", read_only=True)
+    job_external_id = serializers.CharField(source="job.external_id", read_only=True,
+                                            default="")
+    round = serializers.IntegerField(source="health_round_id", read_only=True, allow_null=True,
+                                     help_text="The health round (no job), else null.")
 
     class Meta:
         model = BenchmarkResult
-        fields = ["id", "machine", "job", "job_external_id", "node", "benchmark", "seconds",
-                  "measured_at", "created_at"]
+        fields = ["id", "machine", "job", "job_external_id", "round", "node", "benchmark",
+                  "seconds", "measured_at", "created_at"]
         read_only_fields = fields
         extra_kwargs = {"job": {"allow_null": True, "help_text": (
-            "null for another user's job when HX_PRIVATE_DATA is on")}}
+            "null for a health round, and for another user's job when HX_PRIVATE_DATA is on")}}
 
     def to_representation(self, instance):
         data = super().to_representation(instance)
         user = getattr(self.context.get("request"), "user", None)
-        if user is not None and not ownership.reads_everything(user) \
+        if user is not None and instance.job_id and not ownership.reads_everything(user) \
                 and instance.job.owner_id != user.pk:
             data.update(job=None, job_external_id="")  # node data stays; the job is private
         return data
@@ -50,14 +53,20 @@ class BenchmarkTimeSerializer(serializers.Serializer):
 class BenchmarkUploadSerializer(serializers.Serializer):
     """The JSON upload (documentation; the service validates, naming rows)."""
 
-    job = serializers.CharField(max_length=64, help_text="Portal id or external id.")
+    job = serializers.CharField(max_length=64, required=False,
+                                help_text="Portal id or external id; the rows must be the "
+                                          "job's own nodes.")
+    machine = serializers.CharField(max_length=64, required=False, help_text=(
+        "Instead of job: a health round, a fleet-wide benchmark of the machine's nodes "
+        "outside any job."))
     benchmark = serializers.CharField(max_length=64)
     measured_at = serializers.DateTimeField(required=False)
     results = BenchmarkTimeSerializer(many=True)
 
 
 class IngestGroupSerializer(serializers.Serializer):
-    job = serializers.IntegerField()
+    job = serializers.IntegerField(allow_null=True)
+    round = serializers.IntegerField(allow_null=True, help_text="The health round created.")
     external_id = serializers.CharField()
     machine = serializers.CharField()
     benchmark = serializers.CharField()
@@ -205,6 +214,9 @@ class SelectFastestRequestSerializer(serializers.Serializer):
     abnormal_threshold = serializers.FloatField(min_value=1, required=False, allow_null=True)
     record_roles = serializers.BooleanField(default=False, help_text=(
         "Operators: mark the job's allocations primary (kept) / excluded (dropped)."))
+    allow_fewer = serializers.BooleanField(default=False, help_text=(
+        "With record_roles: record even if the job is left with fewer primary nodes than "
+        "its node count (refused otherwise)."))
 
 
 class SelectFastestResultSerializer(serializers.Serializer):
@@ -212,8 +224,15 @@ class SelectFastestResultSerializer(serializers.Serializer):
     benchmark = serializers.CharField(allow_null=True)
     n_node = serializers.IntegerField()
     n_spare = serializers.IntegerField()
+    n_keep = serializers.IntegerField(help_text="Nodes kept (n_node unless short).")
+    short = serializers.IntegerField(help_text="How many fewer than n_node could be kept.")
     keep = serializers.CharField(help_text="Hostlist of the n_node fastest nodes.")
-    dropped = serializers.CharField()
+    dropped = serializers.CharField(help_text="Every other node of the job.")
+    unavailable = serializers.CharField(help_text="Dropped because drained or down (never "
+                                                  "kept).")
+    untimed = serializers.CharField(help_text="The job's nodes without a time (dropped).")
+    ignored = serializers.CharField(help_text="Stored times of nodes that are not the "
+                                              "job's (not considered).")
     abnormal = serializers.CharField(help_text="Dropped nodes that look abnormal.")
     abnormal_kept = serializers.CharField(help_text="Kept nodes that look abnormal.")
     median = serializers.FloatField()

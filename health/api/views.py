@@ -7,6 +7,8 @@ Thin views: declare roles, parse, call :mod:`health.services`, shape the answer.
   [, "measured_at"]}``, or CSV (``text/csv`` body, or multipart field ``file``)
   with header ``job,benchmark,node,seconds[,measured_at]``. 201 with
   ``{"stored", "replaced", "groups"}``. Re-posting a job's benchmark replaces it.
+  ``machine`` in place of ``job`` (CSV: the first column) is a health round: a
+  fleet-wide benchmark outside any job.
 * ``GET /api/v1/benchmarks/`` (viewer): filters machine, job, benchmark, hostlist.
 * ``GET /api/v1/estimates/`` (viewer): filters machine, benchmark.
 * ``GET|POST /api/v1/estimation-runs/``: operators start a run (202).
@@ -94,20 +96,21 @@ class BenchmarkResultViewSet(mixins.ListModelMixin, mixins.CreateModelMixin,
                      "BenchmarkCSVUpload", {"file": serializers.FileField()})},
         responses={201: IngestResultSerializer})
     def create(self, request, *args, **kwargs):
-        """Upload benchmark times (JSON, CSV body or CSV file); replaces a re-posted job."""
+        """Upload benchmark times (JSON, CSV body or CSV file) of a job's nodes (replacing a
+        re-posted job), or of a health round (``machine`` instead of ``job``)."""
         media = (request.content_type or "").split(";")[0].strip().lower()
         owner = _job_owner_required(request)
         if media == "text/csv":
             # DRF hands an empty body over as an empty dict, not as "".
             result = health.ingest_csv(request.data if isinstance(request.data, str) else "",
-                                       owner=owner)
+                                       owner=owner, user=request.user)
         elif media in ("multipart/form-data", "application/x-www-form-urlencoded"):
             upload = request.FILES.get("file")
             if upload is None:
                 raise DjangoValidationError({"file": ["a CSV file is required"]})
-            result = health.ingest_csv(uploaded_text(upload), owner=owner)
+            result = health.ingest_csv(uploaded_text(upload), owner=owner, user=request.user)
         else:
-            result = health.ingest_payload(request.data, owner=owner)
+            result = health.ingest_payload(request.data, owner=owner, user=request.user)
         return Response(IngestResultSerializer(result.as_dict()).data,
                         status=status.HTTP_201_CREATED)
 
@@ -194,7 +197,8 @@ class SelectFastestView(APIView):
         result = health.select_fastest(
             n_node=data.get("n_node"), times=data.get("times"), job=job,
             benchmark=data["benchmark"], abnormal_threshold=data.get("abnormal_threshold"))
-        result["roles"] = (health.record_selection(job, result["keep"], result["dropped"])
+        result["roles"] = (health.record_selection(job, result["keep"], result["dropped"],
+                                                   allow_fewer=data["allow_fewer"])
                            if data["record_roles"] else None)
         return Response(result)
 

@@ -94,8 +94,10 @@ def store_estimates(run: EstimationRun) -> None:
 
 def estimate_history(rows: Iterable[ParsedRow], benchmark: str | None = None
                      ) -> dict[str, dict[str, Any]]:
-    """Offline estimates per benchmark from parsed rows (no database)."""
-    runs = [(str(r.job), r.node, r.benchmark, r.seconds) for r in rows]
+    """Offline estimates per benchmark from parsed rows (no database); a health round's
+    rows (a machine, no job) are one round per machine, as an upload is."""
+    runs = [(str(r.job) if r.job is not None else f"round {r.machine}", r.node, r.benchmark,
+             r.seconds) for r in rows]
     names = sorted({r[2] for r in runs})
     if benchmark is not None:
         if benchmark not in names:

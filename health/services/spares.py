@@ -18,6 +18,7 @@ from health.services.estimation import latest_estimate
 from health.services.parsing import ErrorCollector, check_node, check_seconds
 from health.services.suspects import machine_health
 from hxportal import hostlists
+from hxportal.text import pluralize
 
 MAX_CURVE_POINTS = 2000
 #: The largest job the calculator takes: the largest machine the portal builds.
@@ -211,28 +212,67 @@ def _estimate_description(estimate: Estimate | None,
 def select_fastest(*, n_node: int | None = None, times: dict[str, Any] | None = None,
                    job: Job | None = None, benchmark: str = "",
                    abnormal_threshold: float | None = None) -> dict[str, Any]:
-    """Keep the ``n_node`` fastest nodes from given times or a job's stored results."""
+    """Keep the ``n_node`` fastest nodes from given times or a job's stored results.
+
+    With a job, only the job's own nodes count (:func:`job_nodes`): stored times of
+    other nodes are ``ignored``, drained or down nodes are never kept
+    (``unavailable``), and the job's nodes without a time are dropped (``untimed``),
+    so ``keep`` and ``dropped`` together are exactly the job's nodes. When fewer than
+    ``n_node`` nodes can be kept, ``short`` says how many are missing."""
     if (times is None) == (job is None):
         raise ValidationError({"times": ["give either times or a job"]})
+    unavailable: list[str] = []
+    untimed: list[str] = []
+    ignored: list[str] = []
     if job is not None:
         benchmark = _job_benchmark(job, benchmark)
-        times = dict(job.benchmark_results.filter(benchmark=benchmark)
-                     .values_list("node__hostname", "seconds"))
+        stored = dict(job.benchmark_results.filter(benchmark=benchmark)
+                      .values_list("node__hostname", "seconds"))
+        states = job_nodes(job) or _machine_states(job, stored)
+        times = {host: seconds for host, seconds in stored.items() if host in states}
+        ignored = sorted(set(stored) - set(times))
+        if not times:
+            raise ValidationError({"job": [
+                f"job {job.pk} has no {benchmark} times for its own nodes "
+                f"({hostlists.compress(states)}); upload them first"]})
+        untimed = [host for host in states if host not in times]
+        unavailable = [host for host in times if states[host] != NodeState.UP]
         n_node = job.node_count if n_node is None else n_node
     _check_times(times)
     _check_nodes_to_keep(n_node, len(times))
     try:
-        sel = spares.select_fastest(times, n_node, abnormal_threshold)
+        sel = spares.select_fastest(times, n_node, abnormal_threshold, unavailable=unavailable)
     except ValueError as exc:
         raise ValidationError({"abnormal_threshold": [str(exc)]}) from exc
+    dropped = [*sel.dropped, *untimed]
     return {
         "job": None if job is None else job.pk, "benchmark": benchmark or None,
-        "n_node": n_node, "n_spare": len(sel.dropped),
-        "keep": hostlists.compress(sel.keep), "dropped": hostlists.compress(sel.dropped),
+        "n_node": n_node, "n_keep": len(sel.keep), "n_spare": len(dropped),
+        "short": sel.short,
+        "keep": hostlists.compress(sel.keep), "dropped": hostlists.compress(dropped),
         "abnormal": hostlists.compress(sel.abnormal),
         "abnormal_kept": hostlists.compress(sel.abnormal_kept),
+        "unavailable": hostlists.compress(sel.unavailable),
+        "untimed": hostlists.compress(untimed), "ignored": hostlists.compress(ignored),
         "median": sel.median, "ratio_threshold": sel.ratio_threshold, "rule": sel.rule,
     }
+
+
+def job_nodes(job: Job) -> dict[str, str]:
+    """The job's own nodes (hostname -> state), in rank order: those it holds now, or,
+    once released, those it last held; empty when the portal never allocated it (a job
+    created by the Slurm prolog), and then only its stored results name its nodes."""
+    allocations = job.allocations.order_by("rank")
+    if allocations.filter(released_at__isnull=True).exists():
+        allocations = allocations.filter(released_at__isnull=True)
+    return dict(allocations.values_list("node__hostname", "node__state"))
+
+
+def _machine_states(job: Job, hosts: Any) -> dict[str, str]:
+    """Hostname -> state of the named nodes of the job's machine (a job without
+    allocations: its nodes are those with stored results)."""
+    return dict(Node.objects.filter(machine_id=job.machine_id, hostname__in=sorted(hosts))
+                .order_by("index").values_list("hostname", "state"))
 
 
 def _job_benchmark(job: Job, benchmark: str) -> str:
@@ -295,21 +335,52 @@ def _job_hostlist(job: Job, hostlist: str, field: str) -> list[str]:
 
 
 @transaction.atomic
-def record_selection(job: Job, keep: str, dropped: str) -> dict[str, int]:
-    """Mark the job's active allocations: kept nodes primary, dropped nodes excluded."""
+def record_selection(job: Job, keep: str, dropped: str,
+                     allow_fewer: bool = False) -> dict[str, int]:
+    """Mark the job's active allocations: kept nodes primary, dropped nodes excluded.
+
+    Refused, with nothing written, when a named node is not the job's, a kept node is
+    drained or down, or the job would be left with fewer primary nodes than its node
+    count and ``allow_fewer`` (the operator's say-so) is not given. Answers the job's
+    primary and excluded counts after the change."""
     kept_names = set(_job_hostlist(job, keep, "keep"))
     dropped_names = set(_job_hostlist(job, dropped, "dropped"))
-    active = Allocation.objects.select_for_update().filter(
-        job=job, released_at__isnull=True).select_related("node")
-    counts = {AllocationRole.PRIMARY: 0, AllocationRole.EXCLUDED: 0}
+    active = list(Allocation.objects.select_for_update().filter(
+        job=job, released_at__isnull=True).select_related("node").order_by("rank"))
+    if not active:
+        raise ValidationError({"job": [f"job {job.pk} holds no nodes now ({job.status}); "
+                                       "there is nothing to record"]})
+    _check_selection_nodes(job, active, kept_names, dropped_names)
+    roles = {a.pk: (AllocationRole.PRIMARY if a.node.hostname in kept_names else
+                    AllocationRole.EXCLUDED if a.node.hostname in dropped_names else a.role)
+             for a in active}
+    primary = sum(1 for role in roles.values() if role == AllocationRole.PRIMARY)
+    if primary < job.node_count and not allow_fewer:
+        raise ValidationError({"allow_fewer": [
+            f"recording would leave job {job.pk} with {pluralize(primary, 'primary node')} "
+            f"of the {job.node_count} it needs; confirm (allow_fewer) to record it anyway"]})
     for allocation in active:
-        host = allocation.node.hostname
-        role = (AllocationRole.PRIMARY if host in kept_names else
-                AllocationRole.EXCLUDED if host in dropped_names else None)
-        if role is not None and allocation.role != role:
-            allocation.role = role
+        if allocation.role != roles[allocation.pk]:
+            allocation.role = roles[allocation.pk]
             allocation.save(update_fields=["role"])
-        if role is not None:
-            counts[role] += 1
-    return {"primary": counts[AllocationRole.PRIMARY],
-            "excluded": counts[AllocationRole.EXCLUDED]}
+    return {"primary": primary,
+            "excluded": sum(1 for role in roles.values() if role == AllocationRole.EXCLUDED)}
+
+
+def _check_selection_nodes(job: Job, active: list[Allocation], kept: set[str],
+                           dropped: set[str]) -> None:
+    """Refuse kept or dropped nodes the job does not hold, and kept nodes not up."""
+    held = {a.node.hostname: a.node.state for a in active}
+    errors: dict[str, list[str]] = {}
+    for field, names in (("keep", kept), ("dropped", dropped)):
+        outside = sorted(names - set(held))
+        if outside:
+            errors[field] = [f"{hostlists.compress(outside)} "
+                             f"{'is' if len(outside) == 1 else 'are'} not held by job {job.pk}"]
+    bad = sorted(name for name in kept & set(held) if held[name] != NodeState.UP)
+    if bad:
+        errors.setdefault("keep", []).append(
+            f"{hostlists.compress(bad)} {'is' if len(bad) == 1 else 'are'} drained or down; "
+            "such a node is never kept")
+    if errors:
+        raise ValidationError(errors)

@@ -18,13 +18,19 @@ from allocation.services import machines as machine_services
 from health import spares
 from health.constants import DEFAULT_WINDOW_DAYS
 from health.models import BenchmarkResult
-from health.services.window import check_window, window_runs
+from health.services.window import check_window, run_key, window_runs
 from hxportal import ownership
+from hxportal.text import pluralize
 
-#: The drain rule of :func:`spares.node_suspicion`: a node is a drain candidate when
-#: P[p_i > DRAIN_FACTOR * fleet p] >= DRAIN_PROBABILITY (its suspicion *score*).
-DRAIN_FACTOR = spares.DEFAULT_DRAIN_FACTOR
+#: The drain rule of :func:`spares.node_suspicion` (docs/domain.md section 5.5): a node
+#: is a drain candidate when its suspicion *score*, the posterior probability that it is
+#: persistently abnormal (prior DRAIN_PRIOR), is at least DRAIN_PROBABILITY and it has
+#: at least DRAIN_MIN_RUNS runs.
 DRAIN_PROBABILITY = spares.DEFAULT_DRAIN_PROBABILITY
+DRAIN_MIN_RUNS = spares.DEFAULT_MIN_RUNS
+DRAIN_PRIOR = spares.DEFAULT_PRIOR_PERSISTENT
+#: How many watch-list nodes the pages list (most suspect first).
+WATCH_SHOWN = 20
 
 
 @dataclass
@@ -49,6 +55,12 @@ class MachineHealth:
     @property
     def candidates(self) -> list[spares.NodeSuspicion]:
         return [s for s in self.suspicion if s.drain_candidate]
+
+    @property
+    def watch(self) -> list[spares.NodeSuspicion]:
+        """Nodes with abnormal runs that are not (yet) drain candidates, most suspect
+        first; each says how many more abnormal runs would make it one."""
+        return [s for s in self.suspicion if s.abnormal_runs and not s.drain_candidate]
 
 
 def suspicion_level(item: spares.NodeSuspicion | None) -> str:
@@ -126,11 +138,12 @@ def machines_health(machines: Iterable[Machine], window_days: int = DEFAULT_WIND
         if benchmark:
             wanted |= Q(machine_id=machine_id, benchmark=benchmark)
     runs: dict[int, list[tuple[str, str, str, float]]] = defaultdict(list)
-    for machine_id, job, host, bench, secs in (
+    for machine_id, job, health_round, host, bench, secs in (
             BenchmarkResult.objects.filter(wanted, measured_at__gte=start, measured_at__lte=end)
             .order_by("measured_at", "id")
-            .values_list("machine_id", "job_id", "node__hostname", "benchmark", "seconds")):
-        runs[machine_id].append((str(job), host, bench, secs))
+            .values_list("machine_id", "job_id", "health_round_id", "node__hostname",
+                         "benchmark", "seconds")):
+        runs[machine_id].append((run_key(job, health_round), host, bench, secs))
     out = {}
     for m in machines:
         benchmark = benchmark_of.get(m.pk) or ""
@@ -143,11 +156,13 @@ def machines_health(machines: Iterable[Machine], window_days: int = DEFAULT_WIND
 
 def _mask_evidence(suspicion: list[spares.NodeSuspicion],
                    reader: Any) -> list[spares.NodeSuspicion]:
-    cited = {int(key) for item in suspicion for key in item.evidence}
+    """Evidence naming another user's job says "private"; health rounds belong to no one."""
+    cited = {int(key) for item in suspicion for key in item.evidence if key.isdigit()}
     own = {str(pk) for pk in Job.objects.filter(owner=reader, pk__in=cited)
            .values_list("pk", flat=True)}
     return [replace(item, evidence=tuple(
-        key if key in own else "private" for key in item.evidence)) for item in suspicion]
+        key if key in own or not key.isdigit() else "private" for key in item.evidence))
+        for item in suspicion]
 
 
 def node_history(node: Node, benchmark: str = "", limit: int = 200,
@@ -159,23 +174,53 @@ def node_history(node: Node, benchmark: str = "", limit: int = 200,
     if benchmark:
         query = query.filter(benchmark=benchmark)
     results = list(query.order_by("-measured_at", "-id")[:limit])
-    medians = {(job_id, name): spares.median(
-                   BenchmarkResult.objects.filter(job_id=job_id, benchmark=name)
+    medians = {(job_id, round_id, name): spares.median(
+                   BenchmarkResult.objects.filter(job_id=job_id, health_round_id=round_id,
+                                                  benchmark=name)
                    .values_list("seconds", flat=True))
-               for job_id, name in {(r.job_id, r.benchmark) for r in results}}
-    hidden = {r.job_id for r in results if private and r.job.owner_id != reader.pk}
-    return [{"job": None if r.job_id in hidden else r.job_id,
-             "job_name": "another user's job" if r.job_id in hidden else r.job.name,
-             "external_id": "" if r.job_id in hidden else r.job.external_id,
-             "benchmark": r.benchmark, "seconds": r.seconds, "measured_at": r.measured_at,
-             "job_median": medians[(r.job_id, r.benchmark)],
-             "ratio": r.seconds / medians[(r.job_id, r.benchmark)]} for r in results]
+               for job_id, round_id, name in {(r.job_id, r.health_round_id, r.benchmark)
+                                              for r in results}}
+    hidden = {r.job_id for r in results
+              if private and r.job_id and r.job.owner_id != reader.pk}
+    out = []
+    for r in results:
+        median = medians[(r.job_id, r.health_round_id, r.benchmark)]
+        out.append({"job": None if r.job_id in hidden else r.job_id,
+                    "round": r.health_round_id,
+                    "job_name": ("another user's job" if r.job_id in hidden else
+                                 r.job.name if r.job_id else
+                                 f"health round {r.health_round_id}"),
+                    "external_id": "" if r.job_id in hidden or not r.job_id else
+                    r.job.external_id,
+                    "benchmark": r.benchmark, "seconds": r.seconds,
+                    "measured_at": r.measured_at, "job_median": median,
+                    "ratio": r.seconds / median})
+    return out
 
 
 def drain_reason(item: spares.NodeSuspicion) -> str:
     """The node-state reason a drain of a suspect records: its evidence in one line."""
     return (f"suspicion: {item.abnormal_runs}/{item.runs} runs abnormal "
-            f"(score {item.score:.2f})")[:255]
+            f"(score {item.score:.3g})")[:255]
+
+
+def needs_text(item: spares.NodeSuspicion) -> str:
+    """What a watch-list node lacks to be a drain candidate, in words.
+
+    >>> from health.spares import NodeSuspicion
+    >>> base = dict(node="n1", runs=2, abnormal_runs=2, abnormal_fraction=1.0,
+    ...             mean_slowdown=1.3, p_posterior=0.1, p_interval=(0.0, 0.3), score=0.9,
+    ...             drain_candidate=False, evidence=())
+    >>> needs_text(NodeSuspicion(**base, runs_needed=1))
+    'needs 1 more abnormal run'
+    >>> needs_text(NodeSuspicion(**base, runs_needed=3)), needs_text(NodeSuspicion(**base))
+    ('needs 3 more abnormal runs', 'not within 50 more runs')
+    """
+    if item.drain_candidate:
+        return "drain candidate"
+    if item.runs_needed is None:
+        return f"not within {spares.DEFAULT_MAX_RUNS_NEEDED} more runs"
+    return f"needs {pluralize(item.runs_needed, 'more abnormal run')}"
 
 
 def drain_suspect_preview(machine: Machine, hostname: str, benchmark: str = "",

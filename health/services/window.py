@@ -19,15 +19,26 @@ def check_window(window_days: Any) -> int:
     return window_days
 
 
+def run_key(job_id: int | None, round_id: int | None) -> str:
+    """The group a node-run is judged in (its median is the reference): the job's id, or
+    ``round N`` for a health round (docs/domain.md section 5.6).
+
+    >>> run_key(42, None), run_key(None, 3)
+    ('42', 'round 3')
+    """
+    return str(job_id) if job_id is not None else f"round {round_id}"
+
+
 def window_runs(machine_id: int, benchmark: str, start: datetime,
                 end: datetime) -> list[tuple[str, str, str, float]]:
-    """(job, node, benchmark, seconds) of the machine's results in the window, oldest
-    first: the order the pure core reads a history in. All benchmarks when ``benchmark``
-    is empty."""
+    """(job or round, node, benchmark, seconds) of the machine's results in the window,
+    oldest first: the order the pure core reads a history in. All benchmarks when
+    ``benchmark`` is empty."""
     query = BenchmarkResult.objects.filter(machine_id=machine_id, measured_at__gte=start,
                                            measured_at__lte=end)
     if benchmark:
         query = query.filter(benchmark=benchmark)
-    return [(str(job), host, bench, seconds) for job, host, bench, seconds in
+    return [(run_key(job, health_round), host, bench, seconds)
+            for job, health_round, host, bench, seconds in
             query.order_by("measured_at", "id").values_list(
-                "job_id", "node__hostname", "benchmark", "seconds")]
+                "job_id", "health_round_id", "node__hostname", "benchmark", "seconds")]

@@ -49,22 +49,28 @@ from .montecarlo import MonteCarloResult, simulate_cost
 from .pernode import choose_candidates, poisson_binomial_tails, recommend_spares_for_nodes
 from .selection import Selection, median, select_fastest
 from .suspicion import (
-    DEFAULT_DRAIN_FACTOR,
     DEFAULT_DRAIN_PROBABILITY,
+    DEFAULT_MAX_RUNS_NEEDED,
+    DEFAULT_MIN_RUNS,
     DEFAULT_PRIOR_ABNORMAL,
+    DEFAULT_PRIOR_PERSISTENT,
     NodeSuspicion,
     drain_candidates,
     node_suspicion,
+    persistence_posterior,
+    runs_needed,
 )
 
 __all__ = [
     "DEFAULT_COMPUTE_FRACTION",
-    "DEFAULT_DRAIN_FACTOR",
     "DEFAULT_DRAIN_PROBABILITY",
     "DEFAULT_K",
+    "DEFAULT_MAX_RUNS_NEEDED",
     "DEFAULT_MIN_JOB_NODES",
     "DEFAULT_MIN_RATIO",
+    "DEFAULT_MIN_RUNS",
     "DEFAULT_PRIOR_ABNORMAL",
+    "DEFAULT_PRIOR_PERSISTENT",
     "DEFAULT_SIGMA_FLOOR",
     "MAX_FULL_CURVE_POINTS",
     "RULE_NAME",
@@ -91,10 +97,12 @@ __all__ = [
     "median",
     "node_suspicion",
     "p_abn_from_intervals",
+    "persistence_posterior",
     "poisson_binomial_tails",
     "prob_any_abnormal",
     "recommend_spares",
     "recommend_spares_for_nodes",
+    "runs_needed",
     "select_fastest",
     "simulate_cost",
     "synthetic_history",

@@ -4,6 +4,9 @@ The job was given ``N_node + N_spare`` nodes and has one benchmark time per
 node; it keeps the ``N_node`` fastest and drops the rest.  Dropped nodes
 that look abnormal are reported (candidates for the node's history), and so
 are abnormal nodes that had to be kept (more abnormal nodes than spares).
+Nodes that may not run the job (drained or down) are never kept, however
+fast: they are dropped, and when too few nodes are left the selection keeps
+fewer than ``N_node`` and says how many are missing (``short``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ class Selection:
     ``keep`` and ``dropped`` are in increasing time (ties by node name);
     ``abnormal`` are the dropped nodes that look abnormal and
     ``abnormal_kept`` the kept ones (non-empty means too few spares).
+    ``unavailable`` are the dropped nodes that were never eligible (drained
+    or down); ``short`` is how many fewer than ``n_node`` were kept.
     ``ratio_threshold`` is the time / median ratio above which a node looks
     abnormal; ``rule`` says where it came from.
     """
@@ -46,6 +51,8 @@ class Selection:
     median: float = math.nan
     ratio_threshold: float = math.nan
     rule: str = ""
+    unavailable: list[str] = field(default_factory=list)
+    short: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
@@ -57,6 +64,8 @@ class Selection:
             "median": self.median,
             "ratio_threshold": self.ratio_threshold,
             "rule": self.rule,
+            "unavailable": list(self.unavailable),
+            "short": self.short,
         }
 
 
@@ -65,6 +74,7 @@ def select_fastest(
     n_node: int,
     abnormal_threshold: float | None = None,
     *,
+    unavailable: Iterable[str] = (),
     k: float = DEFAULT_K,
     min_ratio: float = DEFAULT_MIN_RATIO,
     sigma_floor: float = DEFAULT_SIGMA_FLOOR,
@@ -83,6 +93,11 @@ def select_fastest(
         :mod:`health.spares.estimation` applied to this one job (log
         time minus the median, ``max(k * sigma, log(min_ratio))`` with
         ``sigma`` from the job's own MAD).
+    unavailable : iterable of str
+        Nodes that must not be kept (drained or down): always dropped, still
+        counted in the median and the rule.  When fewer than ``n_node``
+        eligible nodes remain, every one of them is kept and ``short`` says
+        how many are missing.
     k, min_ratio, sigma_floor : float
         Parameters of the robust rule.
 
@@ -94,6 +109,11 @@ def select_fastest(
     (['c', 'a', 'f', 'e'], ['b', 'd'], ['d'])
     >>> select_fastest(times, 5, abnormal_threshold=1.5).abnormal
     ['d']
+    >>> sel = select_fastest(times, 4, unavailable={"c"})
+    >>> sel.keep, sel.dropped, sel.unavailable
+    (['a', 'f', 'e', 'b'], ['c', 'd'], ['c'])
+    >>> select_fastest(times, 6, unavailable={"c"}).short
+    1
     """
     if not isinstance(times, Mapping):
         raise ValueError("times must be a mapping of node name to time")
@@ -111,7 +131,10 @@ def select_fastest(
         values.append(t)
     order = sorted(range(len(names)), key=lambda i: (values[i], names[i]))
     ranked = [names[i] for i in order]
-    keep, dropped = ranked[:n], ranked[n:]
+    blocked = {str(name) for name in unavailable}
+    keep = [name for name in ranked if name not in blocked][:n]
+    kept = set(keep)
+    dropped = [name for name in ranked if name not in kept]
     middle = median(values)
 
     if abnormal_threshold is not None:
@@ -143,6 +166,8 @@ def select_fastest(
         median=middle,
         ratio_threshold=threshold,
         rule=rule,
+        unavailable=[name for name in dropped if name in blocked],
+        short=n - len(keep),
     )
 
 

@@ -18,11 +18,18 @@ from allocation.models import Job, Machine
 from allocation.services import queries
 from health import services as health
 from health.constants import DEFAULT_WINDOW_DAYS
-from health.forms import BenchmarkUploadForm, DrainForm, EstimationForm, SelectFastestForm
+from health.forms import (
+    BenchmarkUploadForm,
+    DrainForm,
+    EstimationForm,
+    RecordSelectionForm,
+    SelectFastestForm,
+)
 from health.views.pages import MachineHealthView
 from hxportal import hostlists, ownership
 from hxportal.errors import ConflictError
 from hxportal.roles import Role, role_at_least
+from hxportal.text import pluralize
 from hxportal.validators import uploaded_text
 from hxportal.views import RoleRequiredMixin, ServiceFormView, add_form_errors
 
@@ -107,14 +114,14 @@ class BenchmarkUploadView(RoleRequiredMixin, ServiceFormView):
     row_errors: list[tuple[str, str]] | None = None
 
     def perform(self, form: BenchmarkUploadForm) -> health.IngestResult:
-        owner = upload_owner(self.request.user)
+        owner, user = upload_owner(self.request.user), self.request.user
         upload = form.cleaned_data.get("file")
         if upload is not None:
-            return health.ingest_csv(uploaded_text(upload), owner=owner)
+            return health.ingest_csv(uploaded_text(upload), owner=owner, user=user)
         text = form.cleaned_data["text"].strip()
         if text[:1] in "{[":
-            return health.ingest_payload(_pasted_json(text), owner=owner)
-        return health.ingest_csv(text, owner=owner)
+            return health.ingest_payload(_pasted_json(text), owner=owner, user=user)
+        return health.ingest_csv(text, owner=owner, user=user)
 
     def show_refusal(self, form: BenchmarkUploadForm, exc: ValidationError) -> None:
         self.row_errors = _row_errors(exc, form)
@@ -170,6 +177,9 @@ class SelectFastestPageView(RoleRequiredMixin, ServiceFormView):
         self.benchmarks = health.job_benchmarks(self.job)
         return super().dispatch(request, *args, **kwargs)
 
+    def get_form_class(self):
+        return RecordSelectionForm if self.request.method == "POST" else SelectFastestForm
+
     def get_form_kwargs(self):
         kwargs = super().get_form_kwargs()
         if self.request.method == "GET" and self.request.GET.get("benchmark"):
@@ -205,32 +215,74 @@ class SelectFastestPageView(RoleRequiredMixin, ServiceFormView):
         return super().form_valid(form)
 
     def perform(self, form: SelectFastestForm):
-        """A GET previews (the page with the selection drawn); a POST records the roles."""
+        """A GET previews (the page with the selection drawn); a POST records the roles,
+        only if the selection is still the one the preview showed."""
         data = form.cleaned_data
         result = health.select_fastest(
             n_node=data["n_node"], job=self.job, benchmark=data["benchmark"],
             abnormal_threshold=data.get("abnormal_threshold"))
         if self.request.method != "POST":
             return self.preview(form, result)
-        return health.record_selection(self.job, result["keep"], result["dropped"])
+        if (data.get("keep"), data.get("dropped")) != (result["keep"], result["dropped"]):
+            form.add_error(None, "The benchmark results or node states changed since the "
+                                 "preview: nothing was recorded. Check the selection below "
+                                 "and record it again.")
+            return self.preview(form, result, status=409)
+        return health.record_selection(self.job, result["keep"], result["dropped"],
+                                       allow_fewer=data.get("allow_fewer", False))
+
+    def show_refusal(self, form: SelectFastestForm, exc: ValidationError) -> None:
+        super().show_refusal(form, exc)
+        self.refused = True
+
+    def form_invalid(self, form):
+        if self.request.method == "POST" and getattr(self, "refused", False):
+            # A refused recording (e.g. fewer primaries than needed): the preview again,
+            # with the reason, so the operator can confirm or change the selection.
+            try:
+                return self.preview(form, health.select_fastest(
+                    n_node=form.cleaned_data["n_node"], job=self.job,
+                    benchmark=form.cleaned_data["benchmark"],
+                    abnormal_threshold=form.cleaned_data.get("abnormal_threshold")),
+                    status=400)
+            except ValidationError:
+                pass
+        return super().form_invalid(form)
 
     def success_message(self, form: SelectFastestForm, roles: dict[str, int]) -> str:
-        return (f"Job {self.job.pk}: kept {roles['primary']:,} nodes, "
-                f"excluded {roles['excluded']:,}.")
+        return (f"Job {self.job.pk}: {pluralize(roles['primary'], 'primary node')}, "
+                f"{roles['excluded']:,} excluded.")
 
     def get_success_url(self) -> str:
         return resolve_url(self.job)
 
-    def preview(self, form: SelectFastestForm, result: dict):
+    def preview(self, form: SelectFastestForm, result: dict, status: int = 200):
         keep = set(hostlists.expand(result["keep"]))
         abnormal = set(hostlists.expand(result["abnormal"])) | set(
             hostlists.expand(result["abnormal_kept"]))
+        unavailable = set(hostlists.expand(result["unavailable"]))
+        ignored = set(hostlists.expand(result["ignored"]))
         times = [{"hostname": host, "seconds": seconds, "kept": host in keep,
-                  "abnormal": host in abnormal,
+                  "abnormal": host in abnormal, "unavailable": host in unavailable,
                   "ratio": seconds / result["median"] if result["median"] else None}
-                 for host, seconds in health.job_times(self.job, result["benchmark"])]
+                 for host, seconds in health.job_times(self.job, result["benchmark"])
+                 if host not in ignored]
         grid = candidate_grid(
             self.job.machine, keep, excluded=set(hostlists.expand(result["dropped"])),
-            request=self.request, testid="selection-grid", label="kept")
-        return self.render_to_response(self.get_context_data(
-            form=form, result=result, times=times, grid=grid))
+            request=self.request, testid="selection-grid", label="kept", own_job=self.job.pk)
+        choice = {name: form.cleaned_data.get(name)
+                  for name in ("benchmark", "n_node", "abnormal_threshold")}
+        shown = form
+        if isinstance(form, RecordSelectionForm):  # the preview form, without the record's
+            shown = SelectFastestForm(initial=choice, benchmarks=self.benchmarks)
+        record = RecordSelectionForm(initial={**choice, "keep": result["keep"],
+                                              "dropped": result["dropped"]},
+                                     benchmarks=self.benchmarks)
+        record_errors = ([e for errors in form.errors.values() for e in errors]
+                         if isinstance(form, RecordSelectionForm) else [])
+        response = self.render_to_response(self.get_context_data(
+            form=shown, result=result, times=times, grid=grid, record=record,
+            record_errors=record_errors,
+            needs_confirm=result["n_keep"] < self.job.node_count))
+        response.status_code = status
+        return response

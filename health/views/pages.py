@@ -53,7 +53,7 @@ class MachineHealthView(RoleRequiredMixin, TemplateView):
                                       reader=self.request.user)
         levels = {name: (health.suspicion_level(item),
                          f"{item.abnormal_runs}/{item.runs} {state.benchmark} runs abnormal,"
-                         f" score {item.score:.2f}") for name, item in state.by_node.items()}
+                         f" score {item.score:.3g}") for name, item in state.by_node.items()}
         query = urlencode({"benchmark": state.benchmark, "window": window})
         grid = health_grid(
             machine, levels, request=self.request, plane=choice.get("plane"),
@@ -64,18 +64,19 @@ class MachineHealthView(RoleRequiredMixin, TemplateView):
         ).values_list("hostname", "state"))
         candidates = [(s, node_states.get(s.node), health.drain_reason(s))
                       for s in state.candidates]
-        watch = [(s, node_states.get(s.node)) for s in state.suspicion
-                 if s.abnormal_runs and not s.drain_candidate][:20]
+        watch = [(s, node_states.get(s.node), health.needs_text(s))
+                 for s in state.watch[:health.WATCH_SHOWN]]
         context = super().get_context_data(**kwargs)
         context.update(
             machine=machine, state=state, form=form, grid=grid, plane=grid.plane,
-            candidates=candidates, watch=watch,
+            candidates=candidates, watch=watch, watch_total=len(state.watch),
             histogram=self._histogram(state), estimate_charts=self._estimate_charts(machine),
             runs=machine.estimation_runs.select_related("user")[:5],
             estimation_form=self.estimation_form or EstimationForm(
                 initial={"window_days": window}),
-            drain_factor=f"{health.DRAIN_FACTOR:g}",
             drain_probability=f"{health.DRAIN_PROBABILITY:g}",
+            drain_min_runs=health.DRAIN_MIN_RUNS,
+            drain_prior=f"{health.DRAIN_PRIOR:g}",
             query=query)
         return context
 

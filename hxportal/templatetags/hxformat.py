@@ -20,6 +20,10 @@ from numbers import Real
 
 from django import template
 from django.utils import timezone
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
+
+from hxportal import text
 
 register = template.Library()
 
@@ -166,10 +170,36 @@ def ago(moment, now: datetime | None = None) -> str:
 
 
 @register.filter
+def break_underscores(value) -> str:
+    """A code name that may wrap after its underscores (``least_<wbr>loaded_<wbr>...``),
+    so a narrow table column breaks it between words.
+
+    >>> str(break_underscores("least_loaded_diagonal"))
+    'least_<wbr>loaded_<wbr>diagonal'
+    """
+    return mark_safe(escape(str(value)).replace("_", "_<wbr>"))  # noqa: S308  # nosec B308 B703 - escaped first
+
+
+@register.filter
+def byte_size(value) -> str:
+    """``16777216|byte_size`` -> ``16 MiB``; ``2500|byte_size`` -> ``2.44 KiB``.
+
+    >>> byte_size(16 * 1024 * 1024), byte_size(2500), byte_size(512)
+    ('16 MiB', '2.44 KiB', '512 bytes')
+    """
+    n = _number(value)
+    if n is None:
+        return MISSING
+    for unit, size in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return text.pluralize(int(n), "byte")
+
+
+@register.filter
 def count_of(value, noun: str) -> str:
     """``3|count_of:"node"`` -> ``3 nodes``; ``1|count_of:"switch"`` -> ``1 switch``."""
     n = _number(value)
     if n is None:
         return MISSING
-    plural = noun + ("es" if noun.endswith(("s", "sh", "ch", "x")) else "s")
-    return f"{thousands(n)} {noun if n == 1 else plural}"
+    return f"{thousands(n)} {noun if n == 1 else text.plural(noun)}"

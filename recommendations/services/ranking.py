@@ -11,6 +11,7 @@ from django.utils import timezone
 from allocation.services import jobs
 from health import services as health
 from hxportal import hostlists
+from hxportal.text import pluralize
 from recommendations import constants
 from recommendations.models import Recommendation, RecommendationStatus
 
@@ -42,18 +43,66 @@ def _spares(rec: Recommendation, t_comm: float) -> dict | None:
     return out
 
 
-def _reason(entry: dict, default: str, pattern: str) -> str:
-    props = entry["properties"]
+def _percent(fraction: float) -> str:
+    return f"{abs(fraction) * 100:.0f} %"
+
+
+def _placement(props: dict, nodes: int) -> str:
+    """Where the nodes are, in words: whole switches or shared ones, and the bandwidth.
+
+    >>> _placement({"switches": 8, "switch_locality": True, "pb_exact": 2.0}, 64)
+    'Its 64 nodes fill 8 whole switches, so it shares no switch with another job; \
+partition bandwidth 2.00.'
+    >>> _placement({"switches": 1, "switch_locality": True, "pb_exact": None,
+    ...             "pb_bound": None}, 8)
+    'Its 8 nodes fill 1 whole switch, so it shares no switch with another job and \
+uses no network link.'
+    """
+    switches = pluralize(props["switches"], "switch")
+    if props["switch_locality"]:
+        where = (f"Its {pluralize(nodes, 'node')} fill {props['switches']:,} whole "
+                 f"{'switch' if props['switches'] == 1 else 'switches'}, so it shares no "
+                 "switch with another job")
+    else:
+        where = (f"Its {pluralize(nodes, 'node')} are spread over {switches} that other "
+                 "jobs can share, so their traffic can slow it down there")
     pb = props.get("pb_exact") or props.get("pb_bound")
-    pb_text = "PB ∞ (one switch)" if pb is None else f"PB {pb:.2f}"
-    locality = "keeps switch locality" if props["switch_locality"] else "loses switch locality"
-    text = f"{entry['policy']}: {pb_text}, {locality}"
+    if pb is None:
+        return where + " and uses no network link."
+    return f"{where}; partition bandwidth {pb:.2f}."
+
+
+def _reason(entry: dict, default: str, pattern: str, nodes: int) -> str:
+    """Why a candidate ranks where it does, as sentences an operator reads."""
+    text = _placement(entry["properties"], nodes)
     if entry.get("predicted_cycles"):
-        text += f"; predicted {pattern} time {entry['predicted_cycles']:,} cycles"
+        text += (f" Simulated on the machine as it is now, its {pattern} communication "
+                 f"took {entry['predicted_cycles']:,} cycles")
     rel = entry["relative_comm"]
     if entry["policy"] != default and not math.isclose(rel, 1.0, rel_tol=0.005):
-        text += f", {abs(1 - rel) * 100:.0f} % {'below' if rel < 1 else 'above'} {default}"
+        text += (" and" if entry.get("predicted_cycles") else
+                 " Its communication is expected to take")
+        text += (f" {_percent(1 - rel)} {'less' if rel < 1 else 'more'} time than with "
+                 f"{default}, the site's default")
+    elif entry.get("predicted_cycles") and entry["policy"] != default:
+        text += f", the same as {default}, the site's default"
+    if entry.get("predicted_cycles") or (entry["policy"] != default
+                                         and not math.isclose(rel, 1.0, rel_tol=0.005)):
+        text += "."
     return text
+
+
+def _with_spares(placed: dict, node_count: int, n_spare: int) -> str:
+    """What the allocation looks like once the spare nodes are added (the job's nodes)."""
+    if not n_spare or not placed:
+        return ""
+    total = node_count + n_spare
+    if placed["switch_locality"]:
+        return (f" With its {pluralize(n_spare, 'spare node')} the job gets {total:,} nodes, "
+                f"which still fill whole switches ({pluralize(placed['switches'], 'switch')}).")
+    return (f" With its {pluralize(n_spare, 'spare node')} the job gets {total:,} nodes, "
+            f"which no longer fill whole switches: they are spread over "
+            f"{pluralize(placed['switches'], 'switch')} that other jobs can share.")
 
 
 def store_ranking(rec: Recommendation, factors: dict[str, float], method: str,
@@ -81,7 +130,7 @@ def store_ranking(rec: Recommendation, factors: dict[str, float], method: str,
         else:
             entry.update(n_spare=0, expected_cost=rec.node_count * (
                 rec.inputs["t_cmpt"] + t_comm * rel), expected_time=None, as_is_cost=None)
-        entry["reason"] = _reason(entry, default, rec.pattern)
+        entry["reason"] = _reason(entry, default, rec.pattern, rec.node_count)
         entries.append(entry)
     feasible = [e for e in entries if "error" not in e]
     _refuse_spread(feasible, rec.inputs.get("held_fraction", 0.0), simulated=bool(cycles))
@@ -91,6 +140,9 @@ def store_ranking(rec: Recommendation, factors: dict[str, float], method: str,
     default_entry = next(e for e in ranked if e["policy"] == default)
     placed = jobs.propose(rec.machine, best["policy"], rec.node_count + best["n_spare"])
     nodes = list(placed.hostnames)
+    # The job is allocated with its spares: what is said about switch locality must hold
+    # for all of its nodes, not only for the candidate's N_node.
+    properties = placed.properties or best["properties"]
     recommended = {
         "policy": best["policy"], "n_spare": best["n_spare"],
         "hostlist": hostlists.compress(nodes[:rec.node_count]) or best["hostlist"],
@@ -101,15 +153,20 @@ def store_ranking(rec: Recommendation, factors: dict[str, float], method: str,
         "saving_vs_as_is": (best["as_is_cost"] / best["expected_cost"]
                             if best["as_is_cost"] else None),
         "saving_vs_default": default_entry["expected_cost"] / best["expected_cost"],
-        "default_policy": default, "reason": best["reason"], "method": method,
+        "default_policy": default, "method": method,
+        "reason": best["reason"] + _with_spares(placed.properties, rec.node_count,
+                                                best["n_spare"]),
+        "properties": properties,
         "curve": (best["spares"] or {}).get("curve"),
     }
     passed_over = [e for e in ranked if e.get("refused")
                    and e["expected_cost"] < best["expected_cost"]]
     if passed_over:
+        names = [e["policy"] for e in passed_over]
         recommended["reason"] += (
-            f"; preferred over {', '.join(e['policy'] for e in passed_over)}, refused although "
-            f"cheaper: {passed_over[0]['policy']} {passed_over[0]['refused']}")
+            f" Chosen over {_join(names)}, which would cost less but "
+            f"{'is' if len(names) == 1 else 'are'} not recommended: "
+            f"{passed_over[0]['policy']} {passed_over[0]['refused']}.")
     recommended["sbatch"] = sbatch_lines(rec, recommended)
     rec.ranking = ranked + [e for e in entries if "error" in e]
     rec.recommended = recommended
@@ -139,11 +196,17 @@ def share_outcome(source: Recommendation, rec: Recommendation) -> None:
                             "finished_at"])
 
 
+def _join(words: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
 def _refuse_spread(entries: list[dict], held_fraction: float, simulated: bool) -> None:
     """Mark candidates without switch locality that the study's lessons rule out.
 
     Only when some candidate keeps switch locality (a job smaller than a
-    switch cannot). Sets ``refused`` (why) on the entry and extends its reason.
+    switch cannot). Sets ``refused`` (why, a clause after the policy's name) on the
+    entry and says it in its reason.
     """
     local = [e for e in entries if e["properties"]["switch_locality"]]
     if not local:
@@ -154,26 +217,28 @@ def _refuse_spread(entries: list[dict], held_fraction: float, simulated: bool) -
             continue
         why = []
         if held_fraction >= constants.LOCALITY_LOAD:
-            why.append(f"loses switch locality with {held_fraction:.0%} of the machine held "
-                       "by other jobs (their traffic interferes and blocks it at shared "
-                       "switches)")
+            why.append(f"would share switches while other jobs hold {held_fraction:.0%} of "
+                       "the machine (their traffic interferes with it at shared switches)")
         if entry.get("broken_switches"):
-            why.append(f"breaks {entry['broken_switches']} whole free switches that later "
-                       "jobs could use whole")
+            why.append(f"would split {pluralize(entry['broken_switches'], 'whole free switch')}"
+                       " that later jobs could use whole")
         if not why:
             continue
         # each cost the simulation cannot see must be paid by a clear simulated gain
         needed = constants.CLEAR_WIN * len(why)
         gain = 1 - entry["relative_comm"] / best_local["relative_comm"]
+        other = best_local["policy"]
         if simulated and gain >= needed:
-            entry["reason"] += (f"; kept although it {' and '.join(why)}: simulated "
-                                f"{gain:.0%} faster than {best_local['policy']}")
+            entry["reason"] += (f" Recommended although it {_join(why)}: the simulation shows "
+                                f"it {gain:.0%} faster than {other}, more than the "
+                                f"{needed:.0%} that is worth.")
             continue
-        shown = (f"only {gain:.0%} faster than" if gain > 0 else
-                 "not faster than") if simulated else "no simulation yet against"
-        entry["refused"] = (f"{' and '.join(why)}; {shown} {best_local['policy']} "
-                            f"(needs {needed:.0%}, {constants.CLEAR_WIN:.0%} for each)")
-        entry["reason"] += f"; refused: {entry['refused']}"
+        shown = (f"the simulation shows it only {gain:.0%} faster" if gain > 0 else
+                 "the simulation shows it no faster") if simulated else \
+            "no simulation has finished yet to show it faster"
+        entry["refused"] = (f"{_join(why)}; that is worth it only if it is at least "
+                            f"{needed:.0%} faster than {other}, and {shown}")
+        entry["reason"] += f" Not recommended: it {entry['refused']}."
 
 
 def sbatch_lines(rec: Recommendation, recommended: dict) -> list[str]:

@@ -181,6 +181,8 @@ class _SweepInfo(serializers.Serializer):
     created_at = serializers.DateTimeField()
     user = serializers.CharField(allow_null=True)
     page = serializers.CharField()
+    engine_versions = serializers.ListField(
+        child=serializers.CharField(), help_text="Engine versions of the sweep's runs.")
 
 
 class ReproductionReportSerializer(serializers.Serializer):

@@ -16,6 +16,7 @@ from django.utils import timezone
 from hxportal.errors import ConflictError
 from hxportal.models import TERMINAL_RUN_STATUSES, RunStatus
 from hxportal.runs import enqueue
+from hxportal.text import pluralize
 from simulation import presets, reproduction_preset
 from simulation.constants import (
     CREATE_BATCH,
@@ -148,7 +149,8 @@ def start_reproduction(user=None, seeds: int = 3, name: str = "") -> Sweep:
     except ValueError as exc:
         raise ValidationError({"seeds": [str(exc)]}) from None
     points = [(point, validate_config(config)) for point, config in items]
-    return _create_sweep(name=name or f"Reproduction of Cano et al. 2026 ({seeds} seeds)",
+    return _create_sweep(name=name or f"Reproduction of Cano et al. 2026 "
+                                      f"({pluralize(seeds, 'seed')})",
                          base={"sides": [8, 8], "concentration": 8},
                          parameters={"preset": "reproduction", "seeds": seeds}, points=points,
                          user=user, preset="reproduction")
@@ -199,7 +201,7 @@ def sweep_status_text(progress: dict[str, Any]) -> str:
         started = done or progress.get("running", 0)
         return f"{'running' if started else 'pending'} ({done} of {total} done)"
     if status == SweepStatus.SUCCEEDED:
-        return f"succeeded ({total} run{'s' if total != 1 else ''})"
+        return f"succeeded ({pluralize(total, 'run')})"
     if status == SweepStatus.FAILED:
         if progress["failed"]:
             return f"finished: {progress['failed']} of {total} failed"

@@ -4,6 +4,8 @@
 "use strict";
 (() => {
   const TERMINAL = new Set(["succeeded", "failed", "cancelled"]);
+  // Switches per dimension: whole numbers separated by commas or "x" (simulation/forms.py).
+  const SIDES_TEXT = /^\s*\d+(?:\s*[,x]\s*\d+)*\s*$/;
 
   function csrfToken(root) {
     const input = (root || document).querySelector("input[name=csrfmiddlewaretoken]");
@@ -14,6 +16,7 @@
     const config = {};
     let machine = null;
     let extraError = null;
+    let sidesError = null;
     for (const el of form.querySelectorAll("[data-config]")) {
       const name = el.dataset.config;
       const raw = (el.value || "").trim();
@@ -29,15 +32,16 @@
       }
       if (raw === "") continue;
       if (name === "sides") {
-        config.sides = raw.replace(/x/g, ",").split(",").filter((p) => p.trim()).map(Number);
+        if (SIDES_TEXT.test(raw)) config.sides = raw.split(/[,x]/).map(Number);
+        else sidesError = `'${raw.slice(0, 40)}' is not a list of whole numbers: give the switches per dimension separated by commas, e.g. 8,8 (or 8x8)`;
       } else if (el.type === "number" || el.inputMode === "numeric") {
         config[name] = Number(raw);
       } else {
         config[name] = raw;
       }
     }
-    if (machine) { delete config.sides; delete config.concentration; }
-    return { config, machine, extraError };
+    if (machine) { delete config.sides; delete config.concentration; sidesError = null; }
+    return { config, machine, extraError, sidesError };
   }
 
   function showErrors(form, errors) {
@@ -56,8 +60,13 @@
     let timer = null;
     let seq = 0;
     const check = async () => {
-      const { config, machine, extraError } = collectConfig(form);
-      if (extraError) { showErrors(form, { extra: [extraError] }); return; }
+      const { config, machine, extraError, sidesError } = collectConfig(form);
+      if (extraError || sidesError) {
+        form.dataset.valid = "0";
+        showErrors(form, sidesError ? { sides: [sidesError] } : { extra: [extraError] });
+        if (summary) summary.textContent = "";
+        return;
+      }
       const mine = ++seq;
       const body = { config };
       if (machine) body.machine = machine;
@@ -113,12 +122,36 @@
     return "empty (no runs)";
   }
 
+  // The progress line, the same words as templates/simulation/_progress_counts.html:
+  // every count from the same answer, so they always add up.
+  function plural(n, noun) { return `${n.toLocaleString("en-US")} ${noun}${n === 1 ? "" : "s"}`; }
+  function progressText(p) { return `${p.done} of ${plural(p.total, "run")} done`; }
+  function progressDetail(p) {
+    return `(${p.succeeded} succeeded, ${p.failed} failed, ${p.running} running, ${p.pending} pending` +
+      (p.cancelled ? `, ${p.cancelled} cancelled)` : ")");
+  }
+
+  // The reproduction start form: how many runs the chosen number of seeds starts.
+  function runCount(form) {
+    const counts = JSON.parse(form.dataset.runCounts || "{}");
+    const input = form.querySelector("input[name=seeds]");
+    const output = form.querySelector("[data-testid=reproduction-run-count]");
+    if (!input || !output) return;
+    const update = () => {
+      const count = counts[String(parseInt(input.value, 10))];
+      output.textContent = count ? plural(count, "run") : "no run: choose 1 to " + input.max + " seeds";
+    };
+    input.addEventListener("input", update);
+    update();
+  }
+
   // The sweep list filtered by id (the light answer, without results), not the detail.
   function pollSweep(box) {
     const url = box.dataset.sweepUrl.replace(/(\d+)\/$/, "");
     const id = box.dataset.sweepUrl.match(/(\d+)\/$/)[1];
     const bar = box.querySelector("[data-testid=progress]");
     const text = box.querySelector("[data-testid=progress-text]");
+    const detail = box.querySelector("[data-testid=progress-detail]");
     const status = box.querySelector("[data-testid=status]");
     const shown = parseInt(box.dataset.done || "0", 10);
     const loaded = Date.now();
@@ -127,7 +160,8 @@
       if (!sweep) return false;
       const p = sweep.progress;
       if (bar) { bar.max = p.total; bar.value = p.done; }
-      if (text) text.textContent = `${p.done}/${p.total} runs done`;
+      if (text) text.textContent = progressText(p);
+      if (detail) detail.textContent = progressDetail(p);
       if (status) { status.textContent = sweepStatusText(p); status.dataset.status = p.status; }
       const finished = p.status !== "pending" && p.status !== "running";
       // Partial results: redraw the page when runs finished, at most every 5 s.
@@ -139,6 +173,7 @@
     for (const form of document.querySelectorAll("form[data-validate-url]")) liveValidation(form);
     for (const box of document.querySelectorAll("[data-sim-poll][data-run-url]")) pollRun(box);
     for (const box of document.querySelectorAll("[data-sim-poll][data-sweep-url]")) pollSweep(box);
+    for (const form of document.querySelectorAll("form[data-run-counts]")) runCount(form);
     // Lists with runs in progress ([data-sim-refresh]) reload: static/hxportal/app.js.
   });
 })();

@@ -138,9 +138,12 @@ def test_select_fastest_records_roles_for_the_owner(client_for, benchmarked):
     assert 'data-testid="record-selection"' in owner_page
     assert client_for("operator2").post(f"/jobs/{job.pk}/select-fastest/", form
                                         ).status_code == 404
-    response = client_for("operator").post(f"/jobs/{job.pk}/select-fastest/", form,
+    preview = client_for("operator").get(f"/jobs/{job.pk}/select-fastest/", form).context
+    recorded = {**form, "keep": preview["result"]["keep"],
+                "dropped": preview["result"]["dropped"]}  # what the record form carries
+    response = client_for("operator").post(f"/jobs/{job.pk}/select-fastest/", recorded,
                                            follow=True)
-    assert "kept 8 nodes, excluded 2" in response.content.decode()
+    assert "8 primary nodes, 2 excluded" in response.content.decode()
     roles = dict(Allocation.objects.filter(job=job).values_list("node__hostname", "role"))
     assert roles[names[0]] == roles[names[1]] == "excluded"
     assert sum(r == "primary" for r in roles.values()) == 8

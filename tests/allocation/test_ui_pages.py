@@ -230,8 +230,9 @@ def test_glossary_defines_every_term_and_is_linked(as_role, machine):
 def test_health_page_column_and_rule_agree(as_role, history):  # noqa: F811
     html = as_role("viewer").get("/machines/m4/health/").content.decode()
     rule = by_testid(html, "drain-rule")
-    assert "score" in rule and "at least 0.9." in rule and "3× the fleet's" in rule
-    assert "Posterior p_i is that rate itself" in rule
+    assert "score" in rule and "persistently abnormal" in rule
+    assert "is at least 0.9, after at least 3 runs." in rule
+    assert "Posterior p_i is the node's own rate of abnormal runs" in rule
     table = html[html.index('data-testid="drain-candidates"'):]
     head = text(table[:table.index("</thead>")])
     assert "Score (≥ 0.9)" in head and "Posterior p_i (95 % interval)" in head

@@ -58,10 +58,10 @@ def test_sweep_page_shows_progress_charts_and_downloads(browser_page, login):
                     "replicas": [1, 2]})
     page = login(browser_page, "vera", "viewer")
     page.goto(f"/simulation/sweeps/{sweep.pk}/")
-    assert "0/8 runs done" in page.locator("[data-testid=progress-text]").inner_text()
+    assert "0 of 8 runs done" in page.locator("[data-testid=progress-text]").inner_text()
     run_pending(sweep.runs.all())
     page.locator("[data-testid=escalation-chart]").wait_for(timeout=20_000)
-    assert "8/8 runs done" in page.locator("[data-testid=progress-text]").inner_text()
+    assert "8 of 8 runs done" in page.locator("[data-testid=progress-text]").inner_text()
     escalation = page.locator("figure[data-testid=escalation-chart][data-rendered='1']")
     assert escalation.evaluate("f => f.hxChart.data.datasets.length") == 2
     bars = page.locator("figure[data-testid=interference-chart][data-rendered='1']")

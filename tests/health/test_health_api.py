@@ -115,7 +115,7 @@ def test_json_upload_stores_and_repost_replaces(api, job):
     assert first.status_code == 201, first.content
     body = first.json()
     assert body["stored"] == 10 and body["replaced"] == 0
-    assert body["groups"] == [{"job": job.pk, "external_id": "4242", "machine": "m4",
+    assert body["groups"] == [{"job": job.pk, "round": None, "external_id": "4242", "machine": "m4",
                                "benchmark": "stream", "count": 10, "nodes": "n[01-10]"}]
     second = client.post("/api/v1/benchmarks/",
                          upload("4242", {"n01": 0.02, "n02": 0.021, "n03": 0.05}),
@@ -318,8 +318,8 @@ def test_list_filters(api, job, machine, users):
     assert viewer.get("/api/v1/benchmarks/?benchmark=dgemm").json()["count"] == 2
     rows = viewer.get("/api/v1/benchmarks/?hostlist=n[01-02,21]").json()["results"]
     assert sorted(r["node"] for r in rows) == ["n01", "n02", "n21"]
-    assert set(rows[0]) == {"id", "machine", "job", "job_external_id", "node", "benchmark",
-                            "seconds", "measured_at", "created_at"}
+    assert set(rows[0]) == {"id", "machine", "job", "job_external_id", "round", "node",
+                            "benchmark", "seconds", "measured_at", "created_at"}
     assert viewer.get("/api/v1/benchmarks/?machine=nope").json()["count"] == 0
     assert viewer.get("/api/v1/benchmarks/?jobb=1").status_code == 400
     assert viewer.get("/api/v1/benchmarks/?hostlist=n[1-").status_code == 400

@@ -7,6 +7,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -21,12 +22,26 @@ def _client(key: str) -> APIClient:
     return client
 
 
-@pytest.mark.parametrize("url", ["/api/v1/machines/", "/api/v1/nodes/", "/api/schema/",
-                                 "/api/docs/"])
+@pytest.mark.parametrize("url", ["/api/v1/machines/", "/api/v1/nodes/", "/api/schema/"])
 def test_anonymous_api_gets_401(client, url):
     response = client.get(url)
     assert response.status_code == 401
     assert response["WWW-Authenticate"] == "Token"
+
+
+def test_signed_out_api_docs_go_to_the_login_page_and_back(client, make_user):
+    """Issue 22, defect 9: a person opening the API docs signs in, not a bare 401."""
+    response = client.get("/api/docs/")
+    assert response.status_code == 302
+    assert response["Location"] == "/login/?next=/api/docs/"
+    make_user("alice", "viewer", password="pw-alice-123")
+    signed_in = client.post("/login/?next=/api/docs/",
+                            {"username": "alice", "password": "pw-alice-123",
+                             "next": "/api/docs/"})
+    assert signed_in.status_code == 302 and signed_in["Location"] == "/api/docs/"
+    assert client.get("/api/docs/").status_code == 200
+    bad_token = Client().get("/api/docs/", HTTP_AUTHORIZATION="Token nope")
+    assert bad_token.status_code == 401  # a script with a token gets the API's answer
 
 
 @pytest.mark.parametrize("url", ["/", "/machines/m4/", "/machines/new/", "/admin/"])

@@ -65,7 +65,7 @@ def test_analytic_ranking_is_immediate_complete_and_cached(api, ref):
     assert rec["policy"] == ranked[0] and rec["n_total"] == 64 + rec["n_spare"]
     assert rec["sbatch"][0] == f"#SBATCH --nodes={rec['n_total']}"
     assert rec["saving_vs_as_is"] > 1 and rec["saving_vs_default"] >= 1
-    assert rec["reason"].startswith(rec["policy"] + ": PB")
+    assert rec["reason"].startswith("Its 64 nodes ") and "partition bandwidth" in rec["reason"]
     again = ask(api, simulate=False).json()
     assert again["id"] == body["id"] and again["cached"] is True
     jobs.submit_job(owner=ref.jobs.first().owner, machine=ref, name="new", node_count=8,
@@ -130,20 +130,20 @@ def test_simulated_ranking_replaces_the_analytic_one(api, ref, monkeypatch):
     for part in (True, False):
         costs = [e["expected_cost"] for e in body["ranking"] if bool(e.get("refused")) == part]
         assert costs == sorted(costs)
-    assert not body["recommended"]["reason"].count("refused:")
+    assert not body["recommended"]["reason"].count("Not recommended:")
     best = body["ranking"][0]
     spread = [e for e in body["ranking"] if not e["properties"]["switch_locality"]]
     assert {e["policy"] for e in spread} >= {"full_spread", "random_endpoint"}
     for entry in spread:  # 50 % held and whole free switches broken: two reasons
-        assert "50% of the machine held" in entry["reason"]
-        assert "whole free switches" in entry["reason"]
-        assert entry.get("refused") or "kept although" in entry["reason"]
+        assert "other jobs hold 50% of the machine" in entry["reason"]
+        assert "whole free switches that later jobs could use whole" in entry["reason"]
+        assert entry.get("refused") or "Recommended although" in entry["reason"]
     if not best["properties"]["switch_locality"]:
-        assert "kept although" in best["reason"]  # a clear simulated win, said so
+        assert "Recommended although" in best["reason"]  # a clear simulated win, said so
     else:
         faster = [e for e in spread if e["predicted_cycles"] < best["predicted_cycles"]]
         if faster:
-            assert "refused although cheaper" in body["recommended"]["reason"]
+            assert "which would cost less but" in body["recommended"]["reason"]
 
 
 def test_overdue_simulations_fall_back_to_the_analytic_answer(api, ref):

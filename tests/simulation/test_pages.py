@@ -93,10 +93,10 @@ def test_sweep_pages_charts_and_downloads(client_for):
                     "replicas": [1, 2]})
     client = client_for("viewer")
     page = client.get(f"/simulation/sweeps/{sweep.pk}/").content.decode()
-    assert 'data-sim-poll="1"' in page and "0/8 runs done" in page
+    assert 'data-sim-poll="1"' in page and "0 of 8 runs done" in page
     run_pending(sweep.runs.all())
     page = client.get(f"/simulation/sweeps/{sweep.pk}/?baseline=row").content.decode()
-    assert "8/8 runs done" in page and 'data-sim-poll="1"' not in page
+    assert "8 of 8 runs done" in page and 'data-sim-poll="1"' not in page
     response = client.get(f"/simulation/sweeps/{sweep.pk}/?baseline=row")
     assert 'data-testid="escalation-chart"' in page and 'data-testid="interference-chart"' in page
     escalation = response.context["escalation_chart"]
@@ -119,7 +119,7 @@ def test_sweep_pages_charts_and_downloads(client_for):
 
 def test_sweep_and_study_forms(client_for, django_capture_on_commit_callbacks):
     client = client_for("operator")
-    assert b"2380 runs" in client.get("/simulation/sweeps/new/").content
+    assert b"2,380 runs" in client.get("/simulation/sweeps/new/").content
     response = client.post("/simulation/sweeps/new/", {
         "name": "seeds", "base": json.dumps(TINY), "policy": ["row", "diagonal"],
         "seed": "0, 1, 2"})

@@ -325,7 +325,7 @@ def test_orderings_with_missing_runs_are_unknown():
     assert holds["b1"] is None and holds["b2"] is None and holds["a1"] is True
     assert len(report["missing"]) == 2  # two patterns x one seed, reported as absent
     assert {m["status"] for m in report["missing"]} == {"absent"}
-    assert "2 cannot be checked yet" in report["agreement"]["sentence"]
+    assert "the other 2 of 17 wait for runs" in report["agreement"]["sentence"]
 
 
 # --------------------------------------------------------------------------

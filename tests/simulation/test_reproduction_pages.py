@@ -48,6 +48,16 @@ def fill(sweep: Sweep, status=RunStatus.SUCCEEDED, only=None) -> int:
     return len(runs)
 
 
+@pytest.fixture(autouse=True)
+def no_stored_reference(tmp_path, monkeypatch):
+    """These pages as on a portal without the shipped reference report (its own tests
+    are in test_trial_inputs_and_counts.py)."""
+    monkeypatch.setattr(reproduction_report, "REFERENCE_PATH", tmp_path / "absent.json")
+    reproduction_report._reference.cache_clear()
+    yield
+    reproduction_report._reference.cache_clear()
+
+
 @pytest.fixture
 def sweep(users):
     return services.start_reproduction(users["operator"], seeds=2)
@@ -129,7 +139,7 @@ def test_report_api_lists_failed_and_pending_runs(api, sweep):
     assert row["engine"] == pytest.approx(0.70)
     holds = {c["id"]: c["holds"] for c in body["orderings"]}
     assert holds["b1"] is None and holds["b2"] is None
-    assert "cannot be checked yet" in body["agreement"]["sentence"]
+    assert "wait for runs that are missing, failed or unfinished" in body["agreement"]["sentence"]
 
 
 def test_report_api_permissions_and_404s(api, users, sweep, other_sweep, settings):
@@ -221,7 +231,7 @@ def test_empty_state_explains_and_offers_the_start_button_to_operators(client_fo
     assert "reproduction-form" not in text and "An operator can start it." in text
     operator = client_for("operator").get("/simulation/reproduction/").content.decode()
     assert 'data-testid="reproduction-form"' in operator
-    assert "Start the reproduction sweep (350 runs)" in operator
+    assert 'for="seeds">350 runs</output>' in operator
 
 
 def test_page_shows_the_table_orderings_and_targets(client_for, sweep):
@@ -261,16 +271,21 @@ def test_page_shows_disagreement_and_missing_runs(client_for, sweep):
 
 
 def test_page_polls_while_the_sweep_runs(client_for, sweep):
-    text = client_for("viewer").get("/simulation/reproduction/").content.decode()
+    default = client_for("viewer").get("/simulation/reproduction/").content.decode()
+    assert 'data-testid="running-notice"' in default and "data-sim-poll" not in default
+    text = client_for("viewer").get(f"/simulation/reproduction/?sweep={sweep.pk}"
+                                    ).content.decode()
     assert "data-sim-poll" in text and "No published figure can be checked yet" in text
     assert "280 points without a usable result" in text
 
 
 def test_page_picks_a_sweep_and_refuses_others(client_for, sweep, other_sweep, users):
+    fill(sweep)
     newer = services.start_reproduction(users["admin"], seeds=1)
     viewer = client_for("viewer")
-    assert f"Sweep <a href=\"/simulation/sweeps/{newer.pk}/\"" in viewer.get(
-        "/simulation/reproduction/").content.decode()  # the latest by default
+    default = viewer.get("/simulation/reproduction/").content.decode()
+    assert f"Sweep <a href=\"/simulation/sweeps/{sweep.pk}/\"" in default  # latest finished
+    assert f'href="?sweep={newer.pk}" data-testid="running-partial"' in default
     chosen = viewer.get(f"/simulation/reproduction/?sweep={sweep.pk}").content.decode()
     assert f"Sweep <a href=\"/simulation/sweeps/{sweep.pk}/\"" in chosen
     assert f'href="?sweep={newer.pk}"' in chosen  # the other reproduction sweeps

@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from allocation.models import Machine
 from health import services as health
+from hxportal.text import pluralize
 
 
 def validation_message(exc: ValidationError) -> str:
@@ -66,7 +67,7 @@ class Command(BaseCommand):
             f"N_node={r['n_node']}  p_abn={r['p_abn']:.4g}  alpha_abn={r['alpha_abn']:.4g}  "
             f"t_bench={r['t_bench']:.4g} s  t_cmpt={r['t_cmpt']:.4g} s  "
             f"t_comm={r['t_comm']:.4g} s{source}\n"
-            f"Recommended N_spare = {r['n_spare']} (allocate {r['n_total']} nodes)\n"
+            f"Recommended N_spare = {r['n_spare']} (allocate {pluralize(r['n_total'], 'node')})\n"
             f"  expected cost E[C]       {r['expected_cost']:.6g} node-s\n"
             f"  expected time E[T_total] {r['expected_time']:.6g} s\n"
             f"As-is (no benchmark, no spares)\n"

@@ -1,0 +1,40 @@
+"""Words for counts: the one place Python code makes a noun agree with its number.
+
+Templates use Django's ``pluralize`` filter or ``count_of`` (which calls this).
+"""
+
+from __future__ import annotations
+
+__all__ = ["plural", "pluralize"]
+
+_IRREGULAR = {"is": "are", "was": "were", "has": "have"}
+
+
+def plural(noun: str) -> str:
+    """The plural of an English noun phrase (its last word), for the nouns the portal
+    counts.
+
+    >>> plural("node"), plural("switch"), plural("whole switch"), plural("is")
+    ('nodes', 'switches', 'whole switches', 'are')
+    """
+    head, _, last = noun.rpartition(" ")
+    if last in _IRREGULAR:
+        word = _IRREGULAR[last]
+    elif last.endswith(("s", "sh", "ch", "x")):
+        word = last + "es"
+    else:
+        word = last + "s"
+    return f"{head} {word}" if head else word
+
+
+def pluralize(count: int | float, noun: str, plural_form: str | None = None) -> str:
+    """``count`` and the noun agreeing with it, with thousands separators.
+
+    >>> pluralize(1, "node"), pluralize(0, "node"), pluralize(1602, "run")
+    ('1 node', '0 nodes', '1,602 runs')
+    >>> pluralize(2, "primary node"), pluralize(1, "seed"), pluralize(3, "person", "people")
+    ('2 primary nodes', '1 seed', '3 people')
+    """
+    word = noun if count == 1 else (plural_form or plural(noun))
+    number = f"{count:,}" if isinstance(count, int) else f"{count:,g}"
+    return f"{number} {word}"
