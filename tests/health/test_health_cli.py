@@ -14,6 +14,25 @@ REQUIRED = {"n_spare", "expected_cost", "expected_time", "as_is_cost", "as_is_ti
             "saving_ratio", "curve"}
 
 
+@pytest.fixture(autouse=True)
+def held_spares(settings):
+    """The study's worked cases are of its model, where spares are held to the end."""
+    settings.HX_SPARES_RELEASED = False
+
+
+def test_hx_spares_released_variant():
+    held = spares_json("--n-node", "100", "--p-abn", "0.005", "--alpha", "10",
+                       "--t-bench", "0.1", "--t-cmpt", "10", "--t-comm", "5")
+    released = spares_json("--n-node", "100", "--p-abn", "0.005", "--alpha", "10",
+                           "--t-bench", "0.1", "--t-cmpt", "10", "--t-comm", "5", "--released")
+    assert (held["n_spare"], held["release"]) == (3, False)
+    assert (released["n_spare"], released["release"]) == (5, True)
+    assert released["expected_cost"] == pytest.approx(1549.3, abs=0.05)
+    text = run("hx_spares", "--n-node", "100", "--p-abn", "0.005", "--alpha", "10",
+               "--t-bench", "0.1", "--t-cmpt", "10", "--t-comm", "5", "--released")
+    assert "go back to Slurm after the benchmark" in text
+
+
 def run(command: str, *args: str) -> str:
     out = io.StringIO()
     call_command(command, *args, stdout=out)

@@ -38,6 +38,13 @@ class Command(BaseCommand):
         parser.add_argument("--machine", help="Use this machine's latest estimate.")
         parser.add_argument("--benchmark", default="", help="... of this benchmark.")
         parser.add_argument("--max-curve-points", type=int, default=health.MAX_CURVE_POINTS)
+        held = parser.add_mutually_exclusive_group()
+        held.add_argument("--held", dest="release", action="store_false", default=None,
+                          help="Dropped spares stay with the job to its end (the study's "
+                               "model).")
+        held.add_argument("--released", dest="release", action="store_true",
+                          help="Dropped spares go back to Slurm after the benchmark "
+                               "(default: the site's HX_SPARES_RELEASED).")
         parser.add_argument("--json", action="store_true", help="Print JSON.")
 
     def handle(self, *args, **options):
@@ -52,7 +59,7 @@ class Command(BaseCommand):
                 wall_time=options["wall_time"], compute_fraction=options["compute_fraction"],
                 machine=machine, benchmark=options["benchmark"], p_abn=options["p_abn"],
                 alpha_abn=options["alpha_abn"], t_bench=options["t_bench"],
-                max_curve_points=options["max_curve_points"])
+                max_curve_points=options["max_curve_points"], release=options["release"])
         except ValidationError as exc:
             raise CommandError(validation_message(exc)) from exc
         if options["json"]:
@@ -76,4 +83,6 @@ class Command(BaseCommand):
             f"Saving ratio {r['saving_ratio']:.4g}: "
             + (f"the method saves {saved:.1%} of the expected node-time."
                if saved > 0 else "the method does not pay off for this job.")
+            + ("\nDropped spares go back to Slurm after the benchmark (they cost only its "
+               "time)." if r["release"] else "\nDropped spares stay with the job to its end.")
             + f"\nCurve: {r['curve_points']} points ({r['curve_note']}); use --json to print it.")
