@@ -68,7 +68,8 @@ def test_a_duplicate_delivery_never_runs_a_run_a_live_worker_holds(tmp_path, use
     purge_broker()
     with celery_worker(tmp_path / "worker.log", concurrency=2,
                        extra_env={"HX_RUN_LEASE_SECONDS": str(lease)}):
-        run = services.start_run({**LONG, "max_cycles": 100_000}, user=users["operator"])
+        # Cycles enough to outlast 2 leases on a fast, quiet machine (100,000 took 3.8 s in CI).
+        run = services.start_run({**LONG, "max_cycles": 400_000}, user=users["operator"])
         wait_for(lambda: SimulationRun.objects.filter(
             pk=run.pk, status=RunStatus.RUNNING, progress__gt=0.01).exists(), timeout=60)
         runs._publish(tasks.run_simulation.name, run.pk, run.task_id)  # the duplicate
@@ -79,7 +80,7 @@ def test_a_duplicate_delivery_never_runs_a_run_a_live_worker_holds(tmp_path, use
                 return SimulationRun.objects.get(pk=run.pk).is_terminal
 
             try:
-                wait_for(finished_meanwhile, timeout=80, interval=0.5)
+                wait_for(finished_meanwhile, timeout=240, interval=0.5)
             except AssertionError:
                 pytest.fail("run did not finish:\n" + _tail(tmp_path / "worker.log"))
         log = (tmp_path / "worker.log").read_text()
