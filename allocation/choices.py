@@ -39,11 +39,13 @@ class JobStatus(models.TextChoices):
 
 
 class JobSource(models.TextChoices):
-    """Where the portal learned of a job: submitted through the portal, or read
-    from Slurm by the sync (a plain ``sbatch``)."""
+    """Where the portal learned of a job: submitted through the portal, read from
+    Slurm by the sync (a plain ``sbatch``), or made up by ``hx_demo`` as the demo
+    machine's history when no Slurm feeds it (shown as synthetic wherever it counts)."""
 
     PORTAL = "portal", "Portal"
     SLURM = "slurm", "Slurm"
+    SYNTHETIC = "demo", "Synthetic (demo)"
 
 
 class NodeEventSource(models.TextChoices):

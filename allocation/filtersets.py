@@ -6,6 +6,7 @@ from django import forms
 from django.db.models import Exists, OuterRef
 from django_filters import rest_framework as filters
 
+from allocation.choices import JobSource
 from allocation.layout import MAX_COORDINATE, MAX_DIMENSIONS
 from allocation.models import Allocation, Job, JobStatus, Machine, Node, NodeState
 from allocation.services import queries
@@ -72,7 +73,8 @@ class JobFilterSet(HxFilterSet):
     external_id = filters.CharFilter(max_length=64)
     policy = filters.CharFilter(max_length=32)
     owner = filters.CharFilter(field_name="owner__username", max_length=150)
+    source = filters.MultipleChoiceFilter(choices=JobSource.choices)
 
     class Meta:
         model = Job
-        fields = ["machine", "status", "external_id", "policy", "owner"]
+        fields = ["machine", "status", "external_id", "policy", "owner", "source"]

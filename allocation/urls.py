@@ -1,5 +1,6 @@
 from django.urls import path
 
+from allocation.views import exports
 from allocation.views import jobs as job_views
 from allocation.views import machines as machine_views
 
@@ -10,6 +11,7 @@ urlpatterns = [
     path("machines/<str:name>/", machine_views.MachineDetailView.as_view(),
          name="machine_detail"),
     path("machines/<str:name>/nodes/", machine_views.NodeListView.as_view(), name="node_list"),
+    path("machines/<str:name>/nodes.csv", exports.NodeCSVView.as_view(), name="node_csv"),
     path("machines/<str:name>/nodes/state/", machine_views.NodeStateView.as_view(),
          name="node_state"),
     path("machines/<str:name>/slurm-sync/", machine_views.SlurmSyncView.as_view(),
@@ -19,6 +21,7 @@ urlpatterns = [
     path("machines/<str:name>/compare/", job_views.ComparePoliciesView.as_view(),
          name="compare"),
     path("jobs/", job_views.JobListView.as_view(), name="job_list"),
+    path("jobs.csv", exports.JobCSVView.as_view(), name="job_csv"),
     path("jobs/<int:pk>/", job_views.JobDetailView.as_view(), name="job_detail"),
     path("jobs/<int:pk>/release/", job_views.JobReleaseView.as_view(), name="job_release"),
 ]

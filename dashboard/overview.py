@@ -51,6 +51,7 @@ class MachineSummary:
     simulations_active: int = 0
     failed_estimations: list[EstimationRun] = field(default_factory=list)
     failed_predictions: list[PolicyPrediction] = field(default_factory=list)
+    board: Any = None  # dashboard.board.Board, set by the page
 
     @property
     def total(self) -> int:

@@ -10,7 +10,8 @@ whose values span two decades or more is logarithmic (:func:`scale_for`).
 Spec shape (every key JSON)::
 
     {"testid", "title", "kind": "xy" | "bar", "filename",
-     "x": {"label", "unit", "scale": "linear" | "log" | "time" | "category", "zero"},
+     "x": {"label", "unit", "scale": "linear" | "log" | "time" | "category", "zero",
+           "min", "max" (optional: exact bounds)},
      "y": {...}, "categories": [...] (bar), "stacked": bool (bar),
      "series": [{"name", "style": "line" | "points" | "bar" | "band",
                  "points": [[x, y], ...] | [[x, low, high], ...] (band)
@@ -42,12 +43,18 @@ def scale_for(values: Iterable[float | None], *, decades: float = LOG_DECADES) -
     return "log" if math.log10(max(finite) / min(finite)) >= decades else "linear"
 
 
-def axis(label: str, unit: str, *, scale: str = "linear", zero: bool = False) -> dict:
-    """An axis; the unit is required (``"count"``, ``"s"``, ``"×"``, ``"nodes"``...)."""
+def axis(label: str, unit: str, *, scale: str = "linear", zero: bool = False,
+         bounds: tuple[float, float] | None = None) -> dict:
+    """An axis; the unit is required (``"count"``, ``"s"``, ``"×"``, ``"nodes"``...).
+    ``bounds``: the axis spans exactly these values (a chosen time range), not the
+    data's rounded out to whole steps."""
     if not unit:
         raise ValueError(f"axis {label!r} needs a unit")
-    return {"label": label, "unit": unit, "scale": scale, "zero": zero,
-            "title": f"{label} ({unit})"}
+    out = {"label": label, "unit": unit, "scale": scale, "zero": zero,
+           "title": f"{label} ({unit})"}
+    if bounds is not None:
+        out["min"], out["max"] = float(bounds[0]), float(bounds[1])
+    return out
 
 
 def _num(v: Any) -> float | None:

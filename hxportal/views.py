@@ -13,6 +13,7 @@ from django.http import HttpResponsePermanentRedirect, HttpResponseRedirect
 from django.http.response import HttpResponseBase
 from django.shortcuts import resolve_url
 from django.templatetags.static import static
+from django.utils.cache import patch_vary_headers
 from django.views.generic import FormView
 
 from hxportal import ownership
@@ -118,6 +119,27 @@ class FilteredListMixin:
         if self.filterset.errors:
             response_kwargs.setdefault("status", 400)
         return super().render_to_response(context, **response_kwargs)
+
+
+class LiveFragmentMixin:
+    """A page that refreshes itself: ``static/hxportal/app.js`` asks for the same URL
+    with the header ``X-HX-Live: 1`` and gets only ``live_template`` (the page's
+    ``[data-live-region]`` parts), rendered from the same context, role check and
+    query string; caches keep the two answers apart (``Vary``)."""
+
+    live_template: str = ""
+
+    @property
+    def live(self) -> bool:
+        return bool(self.live_template and self.request.headers.get("X-HX-Live"))
+
+    def get_template_names(self):
+        return [self.live_template] if self.live else super().get_template_names()
+
+    def render_to_response(self, context, **response_kwargs):
+        response = super().render_to_response(context, **response_kwargs)
+        patch_vary_headers(response, ["X-HX-Live"])
+        return response
 
 
 class RoleRequiredMixin:

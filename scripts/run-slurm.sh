@@ -16,7 +16,7 @@ export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-hxportal.settings.local}
 MACHINE=${HX_SLURM_MACHINE:-hx}
 PY=.venv/bin/python
 $PY manage.py migrate --noinput
-$PY manage.py hx_demo
+$PY manage.py hx_demo --history-days 0  # Slurm gives the machine its real history
 # A cluster left over from a run that was killed outright is this script's own: stop it.
 $PY manage.py hx_slurm_cluster stop "$MACHINE" >/dev/null 2>&1 || true
 stop_slurm() { $PY manage.py hx_slurm_cluster stop "$MACHINE" || true; }

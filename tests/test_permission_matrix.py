@@ -72,6 +72,9 @@ PAGE_RULES = {
     "BenchmarkUploadView": OP, "SelectFastestPageView": V, "SiteSettingsView": A,
     "RunCancelView": OP, "RunDeleteView": OP, "SweepCancelView": OP, "SweepDeleteView": OP,
     "SlurmSyncView": OP,
+    # The operations board: the global search and the CSV downloads of the job and
+    # node lists read what the list pages read.
+    "SearchView": V, "JobCSVView": V, "NodeCSVView": V,
 }
 SAFE = {"GET", "HEAD", "OPTIONS"}
 

@@ -19,6 +19,7 @@ from hxportal.roles import Role
 from hxportal.templatetags import hxformat
 from hxportal.views import (
     FilteredListMixin,
+    LiveFragmentMixin,
     OwnedRowsMixin,
     RoleRequiredMixin,
     ServiceFormView,
@@ -41,8 +42,9 @@ class JobListView(RoleRequiredMixin, OwnedRowsMixin, FilteredListMixin, ListView
             "owner", "machine").order_by("-created_at", "-id")))
 
 
-class JobDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
+class JobDetailView(RoleRequiredMixin, OwnedRowsMixin, LiveFragmentMixin, DetailView):
     template_name = "allocation/job_detail.html"
+    live_template = "allocation/_job_live.html"
     context_object_name = "job"
     queryset = Job.objects.select_related("owner", "machine")
     owner_field = "owner"

@@ -17,7 +17,12 @@ from allocation.models import Machine
 from allocation.services import machines, queries, slurm, slurm_sync
 from hxportal import hostlists
 from hxportal.roles import Role
-from hxportal.views import FilteredListMixin, RoleRequiredMixin, ServiceFormView
+from hxportal.views import (
+    FilteredListMixin,
+    LiveFragmentMixin,
+    RoleRequiredMixin,
+    ServiceFormView,
+)
 
 
 class MachineCreateView(RoleRequiredMixin, ServiceFormView):
@@ -32,8 +37,9 @@ class MachineCreateView(RoleRequiredMixin, ServiceFormView):
         return f"Created {machine.name} with {machine.node_count} nodes."
 
 
-class MachineDetailView(RoleRequiredMixin, DetailView):
+class MachineDetailView(RoleRequiredMixin, LiveFragmentMixin, DetailView):
     template_name = "allocation/machine_detail.html"
+    live_template = "allocation/_machine_live_fragment.html"
     slug_field = "name"
     slug_url_kwarg = "name"
     context_object_name = "machine"

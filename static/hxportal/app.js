@@ -46,16 +46,17 @@ document.addEventListener("DOMContentLoaded", () => {
   });
 });
 
-// Switch grids and heat maps: columns, rows and nodes per switch row from data attributes
-// (CSSOM, allowed by the CSP); hovering a job in the legend highlights its nodes.
-document.addEventListener("DOMContentLoaded", () => {
-  for (const grid of document.querySelectorAll(".grid[data-cols], .heatmap[data-cols]")) {
+// Switch grids, thumbnails and heat maps: columns, rows and nodes per switch row from
+// data attributes (CSSOM, allowed by the CSP); hovering a job in the legend highlights
+// its nodes. Run again on the parts a live page swaps in.
+window.hx.initGrids = (root) => {
+  for (const grid of root.querySelectorAll(".grid[data-cols], .heatmap[data-cols], .thumb[data-cols]")) {
     grid.style.setProperty("--cols", grid.dataset.cols);
     grid.style.setProperty("--rows", grid.dataset.rows || grid.dataset.cols);
     const conc = parseInt(grid.dataset.conc || "4", 10);
     grid.style.setProperty("--node-cols", String(Math.ceil(Math.sqrt(conc))));
   }
-  for (const item of document.querySelectorAll("[data-legend-job]")) {
+  for (const item of root.querySelectorAll("[data-legend-job]")) {
     const layout = item.closest(".grid-layout");
     const grid = layout && layout.querySelector(".grid");
     if (!grid) continue;
@@ -74,10 +75,118 @@ document.addEventListener("DOMContentLoaded", () => {
     item.addEventListener("focusin", on);
     item.addEventListener("focusout", off);
   }
-  for (const form of document.querySelectorAll("form[data-autosubmit]")) {
+  for (const form of root.querySelectorAll("form[data-autosubmit]")) {
     form.addEventListener("change", () => form.submit());
   }
+};
+document.addEventListener("DOMContentLoaded", () => window.hx.initGrids(document));
+
+// Live pages (templates/inc/live_status.html): every data-live-every seconds, while the
+// tab is visible, fetch this same URL with the header X-HX-Live (the server answers
+// with the page's [data-live-region] parts only) and swap each region in by its id;
+// "updated N s ago" counts up between fetches. A hidden tab fetches nothing and
+// catches up as soon as it is shown again; a failed fetch keeps what is shown and
+// says so. A region holding the keyboard focus in a form field waits for the next turn.
+document.addEventListener("DOMContentLoaded", () => {
+  const status = document.querySelector("[data-live-every]");
+  if (!status) return;
+  const every = Math.max(parseFloat(status.dataset.liveEvery) || 30, 5) * 1000;
+  const text = status.querySelector("[data-live-text]");
+  let updated = Date.now();
+  let failed = false;
+  let busy = false;
+  const show = () => {
+    const age = Math.round((Date.now() - updated) / 1000);
+    let line = `Updated ${age} s ago`;
+    if (document.hidden) line += " (paused while the tab is hidden)";
+    if (failed) line += " · the last update failed, retrying";
+    text.textContent = line;
+    status.dataset.age = String(age);
+  };
+  const typing = (region) => {
+    const el = document.activeElement;
+    return el && region.contains(el) && /^(INPUT|SELECT|TEXTAREA)$/.test(el.tagName);
+  };
+  const refresh = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const response = await fetch(window.location.href, {
+        credentials: "same-origin", headers: {"X-HX-Live": "1", Accept: "text/html"}});
+      if (!response.ok) throw new Error(String(response.status));
+      const doc = new DOMParser().parseFromString(await response.text(), "text/html");
+      for (const fresh of doc.querySelectorAll("[data-live-region][id]")) {
+        const region = document.getElementById(fresh.id);
+        if (!region || typing(region)) continue;
+        for (const fig of region.querySelectorAll("figure[data-chart]")) {
+          if (fig.hxChart) fig.hxChart.destroy();
+        }
+        region.replaceChildren(...Array.from(fresh.childNodes).map((n) => document.importNode(n, true)));
+        window.hx.initGrids(region);
+        if (window.hx.renderCharts) window.hx.renderCharts(region);
+      }
+      updated = Date.now();
+      failed = false;
+      status.dataset.refreshes = String((parseInt(status.dataset.refreshes || "0", 10)) + 1);
+    } catch (err) {
+      failed = true;
+    } finally {
+      busy = false;
+      show();
+    }
+  };
+  setInterval(() => {
+    show();
+    if (!document.hidden && Date.now() - updated >= every) refresh();
+  }, 1000);
+  document.addEventListener("visibilitychange", () => {
+    show();
+    if (!document.hidden && Date.now() - updated >= every) refresh();
+  });
+  const now = status.querySelector("[data-live-now]");
+  if (now) now.addEventListener("click", refresh);
+  show();
 });
+
+// Sortable tables: a click (or Enter) on a header of table[data-sortable] sorts the
+// shown rows by that column, again to reverse; numbers by value (data-sort on a cell
+// overrides its text). The server's order and paging stay as they were: this sorts
+// the page in view. aria-sort says the order to screen readers.
+document.addEventListener("DOMContentLoaded", () => {
+  const key = (cell) => {
+    if (!cell) return "";
+    const raw = cell.dataset.sort !== undefined ? cell.dataset.sort : cell.textContent.trim();
+    const num = parseFloat(raw.replace(/[,\s%]/g, ""));
+    return raw !== "" && /^-?[\d,.\s%]+$/.test(raw) && isFinite(num) ? num : raw.toLowerCase();
+  };
+  for (const table of document.querySelectorAll("table[data-sortable]")) {
+    const body = table.tBodies[0];
+    if (!body) continue;
+    table.querySelectorAll("thead th").forEach((th, index) => {
+      if (th.hasAttribute("data-nosort")) return;
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "sort";
+      button.textContent = th.textContent.trim();
+      button.setAttribute("aria-label", `Sort by ${button.textContent}`);
+      th.replaceChildren(button);
+      button.addEventListener("click", () => {
+        const ascending = th.getAttribute("aria-sort") !== "ascending";
+        for (const other of table.querySelectorAll("thead th")) other.removeAttribute("aria-sort");
+        th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+        const rows = Array.from(body.rows);
+        rows.sort((a, b) => {
+          const x = key(a.cells[index]);
+          const y = key(b.cells[index]);
+          const order = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y), "en", {numeric: true});
+          return ascending ? order : -order;
+        });
+        body.append(...rows);
+      });
+    });
+  }
+});
+
 // Pages and lists of runs still in progress reload every few seconds until they
 // finish: data-refresh="seconds" (estimation runs; default 2, at least 1) and
 // data-sim-refresh="seconds" (simulation run and sweep lists).

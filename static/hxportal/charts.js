@@ -11,9 +11,24 @@
 // <canvas>, buttons [data-chart-png] and [data-chart-csv], and the json_script.
 "use strict";
 (() => {
-  const COLOURS = ["#2459c7", "#8a3ffc", "#0f8b8d", "#b0307f", "#6d4c41", "#1e90c8", "#4a5a9c", "#7f8c8d"];
-  const BAD = "#d64545";
-  const REF = "#1d232b";
+  // Colours come from the stylesheet's variables (--series-0 .. --series-7, --chart-*),
+  // so the charts follow the light or dark scheme; read again at every render.
+  let COLOURS = ["#2459c7", "#8a3ffc", "#0f8b8d", "#b0307f", "#6d4c41", "#1e90c8", "#4a5a9c", "#7f8c8d"];
+  let BAD = "#d64545";
+  let REF = "#1d232b";
+  let GRID = "#e3e7ec";
+  let TICK = "#5b6673";
+  let BG = "#fff";
+  let FG = "#1d232b";
+
+  function readTheme() {
+    const css = getComputedStyle(document.documentElement);
+    const v = (name, fallback) => (css.getPropertyValue(name) || "").trim() || fallback;
+    COLOURS = COLOURS.map((c, i) => v(`--series-${i}`, c));
+    BAD = v("--chart-bad", BAD); REF = v("--chart-ref", REF); GRID = v("--chart-grid", GRID);
+    TICK = v("--muted", TICK); BG = v("--card", BG); FG = v("--fg", FG);
+    if (window.Chart) window.Chart.defaults.color = FG;
+  }
   const fmt = new Intl.NumberFormat("en", { maximumSignificantDigits: 4 });
 
   function number(v) {
@@ -48,8 +63,8 @@
   function scaleOptions(axis, values, isX) {
     const base = {
       title: { display: true, text: axis.title },
-      grid: { color: "#e3e7ec" },
-      ticks: { color: "#5b6673", maxRotation: 0, autoSkip: true, autoSkipPadding: 12 },
+      grid: { color: GRID },
+      ticks: { color: TICK, maxRotation: 0, autoSkip: true, autoSkipPadding: 12 },
     };
     if (axis.scale === "category") return { ...base, type: "category" };
     const finite = values.filter((v) => v !== null && isFinite(v));
@@ -68,11 +83,22 @@
       opts.suggestedMin = lo; opts.suggestedMax = hi;
     }
     if (axis.scale === "time") {
+      const exact = typeof axis.min === "number" && typeof axis.max === "number";
+      if (exact) { lo = axis.min; hi = axis.max; }
       const span = hi - lo;
       const step = TIME_STEPS.find((s) => span / s <= 7) || TIME_STEPS[TIME_STEPS.length - 1];
-      opts.min = Math.floor(lo / step) * step; opts.max = Math.ceil(hi / step) * step;
+      opts.min = exact ? lo : Math.floor(lo / step) * step;
+      opts.max = exact ? hi : Math.ceil(hi / step) * step;
       delete opts.suggestedMin; delete opts.suggestedMax;
       opts.ticks = { ...base.ticks, stepSize: step, callback: (v) => timeText(v, span) };
+      if (exact) {
+        // Ticks on whole steps (midnights, hours) inside the exact bounds.
+        opts.afterBuildTicks = (scale) => {
+          const ticks = [];
+          for (let v = Math.ceil(lo / step) * step; v <= hi; v += step) ticks.push({ value: v });
+          scale.ticks = ticks;
+        };
+      }
     } else {
       opts.ticks = { ...base.ticks, callback: (v) => number(v) };
     }
@@ -110,7 +136,7 @@
     beforeDraw(chart) {
       const { ctx, width, height } = chart;
       ctx.save(); ctx.globalCompositeOperation = "destination-over";
-      ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, width, height); ctx.restore();
+      ctx.fillStyle = BG; ctx.fillRect(0, 0, width, height); ctx.restore();
     },
   };
 
@@ -153,7 +179,7 @@
     for (const m of spec.marks) {
       ys.push(m.y);
       datasets.push({ label: m.label, data: [{ x: m.x, y: m.y }], showLine: false, pointRadius: 7,
-                      pointHoverRadius: 8, pointStyle: "rectRot", backgroundColor: BAD, borderColor: "#fff",
+                      pointHoverRadius: 8, pointStyle: "rectRot", backgroundColor: BAD, borderColor: BG,
                       borderWidth: 1.5 });
     }
     return {
@@ -253,8 +279,12 @@
     figure.dataset.rendered = "1";
     const png = figure.querySelector("[data-chart-png]");
     const csv = figure.querySelector("[data-chart-csv]");
-    if (png) png.addEventListener("click", () => download(chart.toBase64Image("image/png", 1), `${spec.filename}.png`));
-    if (csv) {
+    if (png && !png.dataset.bound) {
+      png.dataset.bound = "1";
+      png.addEventListener("click", () => download(figure.hxChart.toBase64Image("image/png", 1), `${spec.filename}.png`));
+    }
+    if (csv && !csv.dataset.bound) {
+      csv.dataset.bound = "1";
       csv.addEventListener("click", () => {
         const url = URL.createObjectURL(new Blob([csvOf(spec)], { type: "text/csv" }));
         download(url, `${spec.filename}.csv`);
@@ -263,12 +293,25 @@
     }
   }
 
+  // Every chart under `root` (again: a live page swaps its regions in, or the system
+  // turns dark); a chart drawn before is destroyed first.
+  function renderAll(root) {
+    readTheme();
+    for (const figure of (root || document).querySelectorAll("figure[data-chart]")) {
+      if (figure.hxChart) { figure.hxChart.destroy(); figure.hxChart = null; }
+      render(figure);
+    }
+  }
+  window.hx = window.hx || {};
+  window.hx.renderCharts = renderAll;
+
   document.addEventListener("DOMContentLoaded", () => {
     if (window.Chart) {
       window.Chart.defaults.font.family = "system-ui, sans-serif";
       window.Chart.defaults.font.size = 12;
-      window.Chart.defaults.color = "#1d232b";
     }
-    for (const figure of document.querySelectorAll("figure[data-chart]")) render(figure);
+    renderAll(document);
+    const scheme = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)");
+    if (scheme && scheme.addEventListener) scheme.addEventListener("change", () => renderAll(document));
   });
 })();

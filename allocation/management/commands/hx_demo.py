@@ -18,7 +18,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from allocation.models import Machine
-from allocation.services import machines
+from allocation.services import history, machines
 from hxportal import services as accounts
 from hxportal.roles import Role
 
@@ -35,6 +35,10 @@ class Command(BaseCommand):
         parser.add_argument("--password", "--admin-password", dest="password", default=None,
                             help=f"Demo admin password (else ${PASSWORD_ENV}; 'admin' only "
                                  "on local development settings).")
+        parser.add_argument("--history-days", type=int, default=7,
+                            help="Days of synthetic job history for the board when the "
+                                 "machine has none (0: none). Labelled synthetic.")
+        parser.add_argument("--seed", type=int, default=1, help="Seed of that history.")
 
     def handle(self, *args, **options):
         password, shown = self._password(options["admin"], options["password"])
@@ -46,9 +50,23 @@ class Command(BaseCommand):
                 name=name, sides=[8, 8], concentration=8, hostname_pattern="",
                 description="Reference HyperX: 8x8 switches, c = 8 (512 nodes)")
             self.stdout.write(f"created machine {machine.name} ({machine.node_count} nodes)")
+        machine = Machine.objects.get(name=name)
+        if options["history_days"] > 0 and not self._fed_by_slurm(machine):
+            stored = history.seed_synthetic_week(machine, days=options["history_days"],
+                                                 seed=options["seed"])
+            self.stdout.write(f"recorded {stored} synthetic finished jobs on {name} "
+                              f"(the last {options['history_days']} days, seed "
+                              f"{options['seed']})" if stored else
+                              f"{name} already has recent synthetic history")
         user, created = accounts.upsert_user(options["admin"], Role.ADMIN, password=password)
         self.stdout.write(f"{'created' if created else 'updated'} admin {user.username} "
                           f"({shown})")
+
+    @staticmethod
+    def _fed_by_slurm(machine: Machine) -> bool:
+        """A machine synced from Slurm has real history: no synthetic jobs on it."""
+        link = getattr(machine, "slurm_link", None) if hasattr(machine, "slurm_link") else None
+        return bool(link and (link.enabled or link.last_success_at))
 
     @staticmethod
     def _password(username: str, given: str | None) -> tuple[str, str]:
