@@ -25,7 +25,6 @@ from allocation.services import history
 from allocation.usage import RANGES, UsageSeries, range_bins, usage_series
 from health.models import Estimate
 from hxportal import charts, hostlists
-from hxportal.templatetags import hxformat as fmt
 from hxportal.text import pluralize
 
 #: The range a board opens on, and the names the picker offers (in order).
@@ -173,10 +172,10 @@ def _trend(items: list[Estimate]) -> str:
     if len(items) < 2:
         return "one estimate in this range" if items else ""
     old, new = items[-2].p_abn, items[-1].p_abn
-    if new == old:
-        return f"p_abn unchanged since the previous estimate ({fmt.sig(old)})"
+    if f"{new:.3g}" == f"{old:.3g}":
+        return f"p_abn unchanged since the previous estimate ({new:.3g})"
     word = "up" if new > old else "down"
-    return f"p_abn {word} from {fmt.sig(old)} to {fmt.sig(new)} since the previous estimate"
+    return f"p_abn {word} from {old:.3g} to {new:.3g} since the previous estimate"
 
 
 def _estimate_chart(machine: Machine, items: list[Estimate], range_name: str,
@@ -195,12 +194,26 @@ def _estimate_chart(machine: Machine, items: list[Estimate], range_name: str,
         filename=f"{machine.name}-p-abn-{range_name}")
 
 
+def age_text(seconds: int) -> str:
+    """A sync's age in whole units.
+
+    >>> age_text(42), age_text(125), age_text(7300), age_text(200_000)
+    ('42 s', '2 min', '2 h', '2 d')
+    """
+    for unit, size, from_ in (("d", 86_400, 172_800), ("h", 3_600, 7_200), ("min", 60, 120)):
+        if seconds >= from_:
+            return f"{seconds // size} {unit}"
+    return f"{seconds} s"
+
+
 def _slurm(ids: list[int], now: datetime) -> dict[int, dict]:
     out = {}
     for link in SlurmLink.objects.filter(machine_id__in=ids):
-        age = (now - link.last_success_at).total_seconds() if link.last_success_at else None
+        age = round((now - link.last_success_at).total_seconds()) \
+            if link.last_success_at else None
         late = age is None or age > 3 * link.interval_seconds or link.consecutive_failures > 0
         out[link.machine_id] = {"enabled": link.enabled, "age_seconds": age,
+                                "age": age_text(age) if age is not None else "",
                                 "last_error": link.last_error, "late": late,
                                 "failures": link.consecutive_failures,
                                 "interval": link.interval_seconds}
