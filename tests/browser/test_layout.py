@@ -1,6 +1,8 @@
-"""Every HTML page of the URL registry at 1366, 800 and 390 px: no sideways scrolling
-of the page, no console error (CSP violations included), no 4xx/5xx of the page's own
-requests, and a navigation reachable from the keyboard at every width.
+"""Every HTML page of the URL registry at 1366, 800 and 390 px, in the light scheme and
+again in the dark one (``color_scheme="dark"``: the system preference the stylesheet
+follows): no sideways scrolling of the page, no console error (CSP violations
+included), no 4xx/5xx of the page's own requests, and a navigation reachable from the
+keyboard at every width.
 
 The pages come from the same walk of the URL registry as the permission matrix
 (``tests/test_permission_matrix.routes``), with concrete URLs from its ``world``
@@ -39,6 +41,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 world = matrix.world
 
 WIDTHS = (1366, 800, 390)
+#: Colour schemes and the widths each is checked at (dark: the widest and narrowest).
+SCHEMES = (("light", WIDTHS), ("dark", (1366, 390)))
 HEIGHT = 900
 # Routes answering GET that are not HTML pages: route -> why the browser skips it.
 # (The API, /admin/ and routes without GET - logout and the POST-only actions -
@@ -49,10 +53,15 @@ NOT_PAGES = {
     "simulation/sweeps/study/": "GET redirects to the new-sweep page; its study form POSTs",
     "simulation/sweeps/<int:pk>/results.csv": "CSV download",
     "simulation/sweeps/<int:pk>/results.json": "JSON download",
+    "jobs.csv": "CSV download of the job list",
+    "machines/<str:name>/nodes.csv": "CSV download of a machine's node list",
 }
 # Extra URLs of a route, on the busy site of ``seed_site`` or with a query that
 # fills in the page's results: route -> URL templates formatted with its ids.
 VARIANTS = {
+    "": ["/?range=day", "/?range=month"],
+    "search/": ["/search/?q=nosuch[1-3]", "/search/?q=hx[001-004],n01"],
+    "jobs/": ["/jobs/?machine=hx"],
     "machines/<str:name>/": ["/machines/hx/"],
     "machines/<str:name>/nodes/": ["/machines/hx/nodes/"],
     "machines/<str:name>/nodes/state/": [
@@ -190,6 +199,43 @@ def shot_name(url: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", url.lower()).strip("-") or "home"
 
 
+def check_width(browser, session, origin: str, urls, width: int, scheme: str,
+                shots_dir: Path | None) -> list[str]:
+    """Every page at one width and colour scheme: the problems found."""
+    failures = []
+    context = browser.new_context(base_url=origin, storage_state=session,
+                                  viewport={"width": width, "height": HEIGHT},
+                                  color_scheme=scheme)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    problems = watch(page, origin)
+    shots = shots_dir if width in screenshot_widths() else None
+    where = f"{width}px {scheme}"
+    for _route, url in urls:
+        problems.clear()
+        page.goto(url, wait_until="load")
+        page.wait_for_load_state("networkidle")
+        if page.url.startswith(f"{origin}/login/") and "login" not in url:
+            failures.append(f"{url} at {where}: signed out ({page.url})")
+        extra = overflow(page)
+        if extra > 0:
+            wide = page.evaluate("""() => [...document.querySelectorAll('body *')]
+                .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
+                .filter(e => !e.closest('.table-wrap, pre'))
+                .slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' +
+                                     Math.round(e.getBoundingClientRect().right))""")
+            failures.append(f"{url} at {where}: {extra}px sideways overflow ({wide})")
+        if scheme == "dark" and page.evaluate(
+                "getComputedStyle(document.body).backgroundColor") == "rgb(246, 247, 249)":
+            failures.append(f"{url} at {where}: still light in the dark scheme")
+        failures.extend(f"{url} at {where}: {p}" for p in problems)
+        if shots:
+            page.screenshot(path=str(shots / f"{shot_name(url)}-{width}-{scheme}.png"),
+                            full_page=True)
+    context.close()
+    return failures
+
+
 def test_every_page_fits_the_window_without_errors(browser_page, login, live_server, world,
                                                    users, machine):
     site_ids = seed_site(users["operator"], machine)
@@ -200,32 +246,10 @@ def test_every_page_fits_the_window_without_errors(browser_page, login, live_ser
     browser = signed_in.context.browser
     shots_dir = screenshot_dir()
     failures = []
-    for width in WIDTHS:
-        context = browser.new_context(base_url=live_server.url, storage_state=session,
-                                      viewport={"width": width, "height": HEIGHT})
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        problems = watch(page, live_server.url)
-        shots = shots_dir if width in screenshot_widths() else None
-        for _route, url in urls:
-            problems.clear()
-            page.goto(url, wait_until="load")
-            page.wait_for_load_state("networkidle")
-            if page.url.startswith(f"{live_server.url}/login/") and "login" not in url:
-                failures.append(f"{url} at {width}px: signed out ({page.url})")
-            extra = overflow(page)
-            if extra > 0:
-                wide = page.evaluate("""() => [...document.querySelectorAll('body *')]
-                    .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
-                    .filter(e => !e.closest('.table-wrap, pre'))
-                    .slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' +
-                                         Math.round(e.getBoundingClientRect().right))""")
-                failures.append(f"{url} at {width}px: {extra}px sideways overflow ({wide})")
-            failures.extend(f"{url} at {width}px: {p}" for p in problems)
-            if shots:
-                page.screenshot(path=str(shots / f"{shot_name(url)}-{width}.png"),
-                                full_page=True)
-        context.close()
+    for scheme, widths in SCHEMES:
+        for width in widths:
+            failures.extend(check_width(browser, session, live_server.url, urls, width, scheme,
+                                        shots_dir))
     assert not failures, "\n".join(failures)
 
 
@@ -242,7 +266,8 @@ def test_navigation_is_reachable_from_the_keyboard(browser_page, login, width):
     else:
         assert toggle.is_visible() and toggle.inner_text().strip() == "Menu"
         assert not jobs_link.is_visible(), "collapsed behind the menu button"
-        page.keyboard.press("Tab")  # the brand link, then the menu button
+        page.keyboard.press("Tab")  # the skip link, the brand link, then the menu button
+        page.keyboard.press("Tab")
         page.keyboard.press("Tab")
         assert page.evaluate("document.activeElement.dataset.testid") == "nav-toggle"
         page.keyboard.press("Enter")
