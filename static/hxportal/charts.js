@@ -20,6 +20,7 @@
   let TICK = "#5b6673";
   let BG = "#fff";
   let FG = "#1d232b";
+  let BAND = "26";  // the alpha of a shaded interval (hex), stronger on a dark card
 
   function readTheme() {
     const css = getComputedStyle(document.documentElement);
@@ -27,6 +28,7 @@
     COLOURS = COLOURS.map((c, i) => v(`--series-${i}`, c));
     BAD = v("--chart-bad", BAD); REF = v("--chart-ref", REF); GRID = v("--chart-grid", GRID);
     TICK = v("--muted", TICK); BG = v("--card", BG); FG = v("--fg", FG);
+    BAND = v("--chart-band-alpha", BAND);
     if (window.Chart) window.Chart.defaults.color = FG;
   }
   const fmt = new Intl.NumberFormat("en", { maximumSignificantDigits: 4 });
@@ -151,9 +153,9 @@
         const high = s.points.map((p) => ({ x: p[0], y: p[2] }));
         s.points.forEach((p) => { xs.push(p[0]); ys.push(p[1], p[2]); });
         datasets.push({ label: s.name + " (low)", data: low, borderWidth: 0, pointRadius: 0,
-                        backgroundColor: colour + "26", fill: false, hxBand: true });
+                        backgroundColor: colour + BAND, fill: false, hxBand: true });
         datasets.push({ label: s.name, data: high, borderWidth: 0, pointRadius: 0,
-                        backgroundColor: colour + "26", fill: "-1", hxBand: true });
+                        backgroundColor: colour + BAND, fill: "-1", hxBand: true });
         continue;
       }
       const data = s.points.map((p) => ({ x: p[0], y: p[1] }));
@@ -163,7 +165,7 @@
         label: s.name, data, borderColor: colour, backgroundColor: colour,
         borderWidth: 2, spanGaps: false, showLine: true,
         pointRadius: s.style === "points" || data.length < 2 ? data.map((_, i) => (hl[i] ? 5 : 3)) : 0,
-        pointHoverRadius: 6,
+        pointHoverRadius: 6, clip: 8,  // a marker on the axis's end is drawn whole
         pointBackgroundColor: data.map((_, i) => (hl[i] ? BAD : colour)),
         pointBorderColor: data.map((_, i) => (hl[i] ? BAD : colour)),
       });
