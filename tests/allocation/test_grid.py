@@ -44,9 +44,13 @@ def test_job_palette_has_32_distinct_looks_disjoint_from_states():
     looks = {grid.job_style(i) for i in range(32)}
     assert len(looks) == 32 and grid.job_style(32) == grid.job_style(0)
     css = open("static/hxportal/app.css").read()
-    state_colours = {"#3ba55d", "#e0a526", "#d64545"}
-    job_colours = set(re.findall(r"\.job-c\d \{ background-color: (#[0-9a-f]{6})", css))
-    assert len(job_colours) == grid.JOB_COLOURS and not job_colours & state_colours
+    # light state colours, then the dark scheme's (prefers-color-scheme: dark)
+    state_colours = {"#3ba55d", "#e0a526", "#d64545", "#4cc07a", "#f0b93a", "#ff6b6b"}
+    found = re.findall(r"\.job-c(\d) \{ background-color: (#[0-9a-f]{6})", css)
+    light = {colour for _, colour in found[:grid.JOB_COLOURS]}
+    assert len(light) == grid.JOB_COLOURS and not {c for _, c in found} & state_colours
+    dark = dict(found[:grid.JOB_COLOURS]) | dict(found[grid.JOB_COLOURS:])
+    assert len(set(dark.values())) == grid.JOB_COLOURS, "dark overrides stay distinct"
 
 
 def test_machine_page_draws_state_job_and_role_separately(client_for, busy):
