@@ -19,7 +19,7 @@ socket can take a daemon's port):
 
 >>> spec = ClusterSpec(machine="hx", sides=(2, 2), concentration=2,
 ...                    hostnames=tuple(f"hx{i:03d}" for i in range(1, 9)),
-...                    state_dir="/srv/slurm/hx", base_port=20000)
+...                    state_dir="/srv/slurm/hx", base_port=20000, topology="tree")
 >>> spec.ports()
 {'slurmctld': 20000, 'slurmdbd': 20001, 'slurmrestd': 20002, 'slurmd': (20010, 20017)}
 >>> [line.split()[:2] for line in slurm_conf(spec).splitlines()
@@ -53,8 +53,9 @@ PORT_LIMIT = 32768
 #: Ports kept for the services before the first slurmd's.
 SERVICE_PORTS = 10
 DEFAULT_BASE_PORT = 17000
-#: topology/block arrived in Slurm 23.11; 22.05 has topology/tree.
-TOPOLOGIES = ("tree", "none")
+#: topology/block arrived in Slurm 23.11; 22.05 has topology/tree, with the
+#: portal's groupings (``allocation.slurm_topology.TREE_KINDS``), or none.
+TOPOLOGIES = (*slurm_topology.TREE_KINDS, "none")
 SELECT_TYPES = {"linear": "select/linear", "cons_tres": "select/cons_tres"}
 #: A Unix socket path holds at most 107 bytes (sun_path).
 MAX_SOCKET_PATH = 107
@@ -195,7 +196,7 @@ class ClusterSpec:
     hostnames: tuple[str, ...]
     state_dir: str
     base_port: int = DEFAULT_BASE_PORT
-    topology: str = "tree"
+    topology: str = slurm_topology.DEFAULT_KIND
     select: str = "linear"
     accounting: Accounting | None = None
     cluster_name: str = ""
@@ -376,7 +377,7 @@ def _scheduling_lines(spec: ClusterSpec) -> list[str]:
         lines.append("SelectTypeParameters=CR_CPU")
     lines += [
         "SchedulerType=sched/backfill",
-        f"TopologyPlugin=topology/{spec.topology}",
+        "TopologyPlugin=topology/" + ("none" if spec.topology == "none" else "tree"),
         "ReturnToService=2",
         # A finished job stays in squeue/scontrol this long (seconds) for a sync to see.
         f"MinJobAge={spec.min_job_age}",
@@ -445,7 +446,8 @@ def slurm_conf(spec: ClusterSpec) -> str:
 
 
 def topology_conf(spec: ClusterSpec) -> str:
-    """``topology.conf`` for topology/tree (``allocation.slurm_topology``); empty for none."""
+    """``topology.conf`` for topology/tree in the spec's grouping
+    (``allocation.slurm_topology``); a comment only for none."""
     if spec.topology == "none":
         return "# no topology plugin\n"
     return slurm_topology.render(spec.topology, spec.machine, spec.sides, spec.concentration,

@@ -62,7 +62,13 @@ def test_hostnames_that_do_not_fold_in_order_get_a_line_each():
 
 
 def test_topology_is_the_portal_tree_and_can_be_off():
-    assert topology_conf(spec()).splitlines()[1] == "SwitchName=hx_s0_0 Nodes=hx[001-004]"
+    default = topology_conf(spec())
+    assert spec().topology == "tree-nested"
+    assert default.splitlines()[1] == "SwitchName=hx_s0_0 Nodes=hx[001-004]"
+    assert "SwitchName=hx_diag0 Switches=hx_s0_0,hx_s1_1" in default
+    for kind in ("tree", "tree-diagonal", "tree-nested"):
+        assert settings(slurm_conf(spec(topology=kind)))["TopologyPlugin"] == "topology/tree"
+    assert "SwitchName=hx_row1 Switches=hx_s1_[0-1]" in topology_conf(spec(topology="tree"))
     off = spec(topology="none")
     assert settings(slurm_conf(off))["TopologyPlugin"] == "topology/none"
 
@@ -94,7 +100,7 @@ def test_cons_tres_is_a_choice():
     ({"hostnames": (*NAMES[:-1], "hx001")}, "hostnames must be unique"),
     ({"state_dir": "relative/dir"}, "absolute path"),
     ({"state_dir": "/" + "d" * 100}, "too long for a Unix socket path"),
-    ({"topology": "block"}, "topology must be one of tree, none"),
+    ({"topology": "block"}, "topology must be one of tree-nested, tree-diagonal, tree, none"),
     ({"select": "cons_res"}, "select must be one of linear, cons_tres"),
     ({"partitions": ()}, "need at least one partition"),
     ({"partitions": (Partition("a b"),)}, "partition name 'a b' is not valid"),
