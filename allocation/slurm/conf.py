@@ -64,6 +64,7 @@ PARTITION = "batch"
 PARTITION_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}\Z")
 #: Plugin names as in ``CliFilterPlugins=cli_filter/lua`` (the part after the slash).
 PLUGIN_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}\Z")
+SCHEDULER_PARAMETERS = re.compile(r"([a-z_]+(=[A-Za-z0-9_:.]+)?(,[a-z_]+(=[A-Za-z0-9_:.]+)?)*)?\Z")
 
 
 class SpecError(ValueError):
@@ -208,6 +209,9 @@ class ClusterSpec:
     #: cli_filter/lua reads ``cli_filter.lua`` next to slurm.conf.
     cli_filter_plugins: tuple[str, ...] = ()
     job_submit_plugins: tuple[str, ...] = ()
+    #: ``SchedulerParameters`` (``key=value`` items, comma-separated), e.g.
+    #: ``sched_interval=2`` so a benchmark need not wait a minute for a retry.
+    scheduler_parameters: str = ""
     paths: ClusterPaths = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -247,6 +251,8 @@ class ClusterSpec:
         if self.min_job_age < 0 or self.real_memory_mb < 1:
             raise SpecError("min_job_age must be >= 0 and real_memory_mb >= 1")
         self._check_partitions()
+        if not SCHEDULER_PARAMETERS.match(self.scheduler_parameters):
+            raise SpecError("scheduler_parameters must be comma-separated key[=value] items")
         bad = next((p for p in (*self.cli_filter_plugins, *self.job_submit_plugins)
                     if not PLUGIN_NAME.match(p)), None)
         if bad is not None:
@@ -377,6 +383,8 @@ def _scheduling_lines(spec: ClusterSpec) -> list[str]:
         lines.append("SelectTypeParameters=CR_CPU")
     lines += [
         "SchedulerType=sched/backfill",
+        *([f"SchedulerParameters={spec.scheduler_parameters}"] if spec.scheduler_parameters
+          else []),
         "TopologyPlugin=topology/" + ("none" if spec.topology == "none" else "tree"),
         "ReturnToService=2",
         # A finished job stays in squeue/scontrol this long (seconds) for a sync to see.

@@ -87,6 +87,14 @@ def test_accounting_adds_slurmdbd_on_the_next_port():
         slurmdbd_conf(spec())
 
 
+def test_scheduler_parameters_are_written_when_given():
+    assert "SchedulerParameters" not in settings(slurm_conf(spec()))
+    given = spec(scheduler_parameters="sched_interval=2,bf_interval=2")
+    assert settings(slurm_conf(given))["SchedulerParameters"] == "sched_interval=2,bf_interval=2"
+    with pytest.raises(SpecError, match="scheduler_parameters"):
+        spec(scheduler_parameters="a=b\nSlurmUser=evil")
+
+
 def test_cons_tres_is_a_choice():
     conf = settings(slurm_conf(spec(select="cons_tres")))
     assert (conf["SelectType"], conf["SelectTypeParameters"]) == ("select/cons_tres", "CR_CPU")
