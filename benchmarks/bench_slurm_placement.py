@@ -27,7 +27,8 @@ background node sends a random permutation at full rate (the recommendations'
 ``background`` scenario, Omni-WAR, 4 shared VCs). To keep the run short on a
 shared host the all-to-all moves 1/``--volume-divisor`` of the study's volume
 (1/2 by default) and stops at ``--max-cycles``; identical placements are
-simulated once. Times are shown as cycles and as the ratio to the row tree on
+simulated once. It also checks that ``allocation.slurm_bestfit`` predicts every
+plain-``sbatch`` placement. Times are shown as cycles and as the ratio to the row tree on
 the same seed (paired); means with 95 % t-intervals over seeds.
 
 Needs root and Debian's slurmctld, slurmd, slurm-client and munge (exit 2
@@ -56,7 +57,8 @@ sys.path.insert(0, str(ROOT))
 from allocation.hyperx import HyperX, allocate, partition_properties  # noqa: E402
 from allocation.slurm import ClusterSpec, LocalCluster, SlurmClient, SlurmError  # noqa: E402
 from allocation.slurm.local import find_free_base_port  # noqa: E402
-from allocation.slurm_topology import TREE_KINDS  # noqa: E402
+from allocation.slurm_bestfit import best_fit, parse_tree  # noqa: E402
+from allocation.slurm_topology import TREE_KINDS, render  # noqa: E402
 
 SIDES, C = (8, 8), 8
 HOSTS = tuple(f"hx{i:03d}" for i in range(1, 513))
@@ -212,6 +214,21 @@ def portal_placements(seeds: list[int], sizes: list[int], policies: list[str]) -
     return out
 
 
+def model_agreement(placements: list[Placement]) -> tuple[int, int]:
+    """(agreeing, total): plain-sbatch placements that ``allocation.slurm_bestfit``
+    predicts exactly from the grouping and the occupancy."""
+    agree = total = 0
+    for p in placements:
+        if not p.variant.startswith("slurm ") or "--switches" in p.variant:
+            continue
+        tree = parse_tree(render(p.variant.split()[1], "hxbench", SIDES, C, HOSTS))
+        held = {e for job in background(p.seed) for e in job}
+        free = [h for i, h in enumerate(HOSTS) if i not in held]
+        total += 1
+        agree += best_fit(tree, free, p.size) == [HOSTS[e] for e in p.endpoints]
+    return agree, total
+
+
 # ------------------------------------------------------------------ evaluation
 def evaluate(placements: list[Placement], simulate_it: bool, divisor: int,
              max_cycles: int) -> None:
@@ -350,6 +367,9 @@ def main() -> int:
             print(f"failed: {exc}", file=sys.stderr)
             return 1
     slurm_s = time.monotonic() - started
+    agree, total = model_agreement(placements)
+    print(f"== the best-fit model (allocation/slurm_bestfit.py) predicts {agree}/{total} "
+          "plain-sbatch placements exactly", flush=True)
     placements += portal_placements(seeds, sizes, [p for p in args.policies.split(",") if p])
     print(f"== evaluating {len(placements)} placements", flush=True)
     evaluate(placements, not args.no_simulate, args.volume_divisor, args.max_cycles)

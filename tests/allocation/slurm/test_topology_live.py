@@ -1,9 +1,11 @@
 """The default topology steers plain ``sbatch`` jobs on the real slurmctld.
 
-The session's cluster (4x4 switches, c = 4, hx001..hx064) runs with the default
-grouping, ``tree-nested``: switch ``s`` holds hx[4s+1 .. 4s+4]; diagonal 0 is
-switches 0, 5, 10, 15 (pairs {0, 5} and {10, 15}), diagonal 1 is 1, 6, 11, 12.
-With the row tree the same jobs would take row 0's switches instead.
+A cluster of its own (4x4 switches, c = 4, hx001..hx064, so no other test's job
+or controller restart is in the way) runs with the default grouping,
+``tree-nested``: switch ``s`` holds hx[4s+1 .. 4s+4]; diagonal 0 is switches 0,
+5, 10, 15 (pairs {0, 5} and {10, 15}), diagonal 1 is 1, 6, 11, 12. With the row
+tree the same jobs would take row 0's switches instead. Each placement is also
+what the best-fit model (``allocation.slurm_bestfit``) predicts.
 """
 
 from __future__ import annotations
@@ -12,13 +14,29 @@ from pathlib import Path
 
 import pytest
 
-from allocation.slurm import SlurmClient
+from allocation.slurm import ClusterSpec, LocalCluster, SlurmClient
+from allocation.slurm_bestfit import best_fit, parse_tree
 from allocation.slurm_topology import DEFAULT_KIND
-from tests.allocation.slurm.conftest import wait_for
+from tests.allocation.slurm.conftest import free_base_port, require_slurm, scratch_dir, wait_for
 
 pytestmark = pytest.mark.slurm
 
 SLEEP = ["sleep", "600"]
+HOSTS = tuple(f"hx{i:03d}" for i in range(1, 65))
+
+
+@pytest.fixture(scope="module")
+def nested_cluster():
+    require_slurm()
+    spec = ClusterSpec(machine="hxtopo", sides=(4, 4), concentration=4, hostnames=HOSTS,
+                       state_dir=scratch_dir("hx-slurm-topology-"),
+                       base_port=free_base_port(len(HOSTS), accounting=False))
+    cluster = LocalCluster(spec)
+    try:
+        cluster.start(timeout=180)
+        yield cluster
+    finally:
+        cluster.purge()
 
 
 def switch_nodes(*switches: int) -> tuple[str, ...]:
@@ -35,14 +53,23 @@ def all_idle(client: SlurmClient) -> bool:
     return all(node.idle for node in client.nodes())
 
 
-def test_unpinned_jobs_fill_whole_free_diagonal_groups(slurm_cluster, slurm):
+def predicted(cluster, client: SlurmClient, size: int) -> tuple[str, ...]:
+    """What the best-fit model says Slurm will do on the nodes idle now."""
+    tree = parse_tree(Path(cluster.paths.topology_conf).read_text())
+    free = [node.name for node in client.nodes() if node.idle]
+    return tuple(best_fit(tree, free, size))
+
+
+def test_unpinned_jobs_fill_whole_free_diagonal_groups(nested_cluster):
+    slurm_cluster, slurm = nested_cluster, nested_cluster.client(timeout=30)
     assert slurm_cluster.spec.topology == DEFAULT_KIND == "tree-nested"
-    assert "SwitchName=hxtest_diag0_l1_0 Switches=hxtest_s0_0,hxtest_s1_1" in Path(
+    assert "SwitchName=hxtopo_diag0_l1_0 Switches=hxtopo_s0_0,hxtopo_s1_1" in Path(
         slurm_cluster.paths.topology_conf).read_text()
     wait_for(lambda: all_idle(slurm), what="every node idle before the test")
     jobs = []
     try:
         # Empty machine: 8 nodes are exactly the first pair of diagonal 0.
+        assert predicted(slurm_cluster, slurm, 8) == switch_nodes(0, 5)
         jobs.append(slurm.submit(SLEEP, num_nodes=8, name="pair"))
         assert placed(slurm, jobs[-1]) == switch_nodes(0, 5)
         slurm.cancel(jobs[-1])
@@ -51,9 +78,11 @@ def test_unpinned_jobs_fill_whole_free_diagonal_groups(slurm_cluster, slurm):
         # 8-node job takes the next whole pair, {10, 15}, not the broken switch.
         jobs.append(slurm.submit(SLEEP, nodes=["hx001"], name="blocker"))
         assert placed(slurm, jobs[-1]) == ("hx001",)
+        assert predicted(slurm_cluster, slurm, 8) == switch_nodes(10, 15)
         jobs.append(slurm.submit(SLEEP, num_nodes=8, name="pair"))
         assert placed(slurm, jobs[-1]) == switch_nodes(10, 15)
         # Diagonal 0 is no longer whole: 16 nodes take all of diagonal 1.
+        assert predicted(slurm_cluster, slurm, 16) == switch_nodes(1, 6, 11, 12)
         jobs.append(slurm.submit(SLEEP, num_nodes=16, name="diagonal"))
         assert placed(slurm, jobs[-1]) == switch_nodes(1, 6, 11, 12)
     finally:
