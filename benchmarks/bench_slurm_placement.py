@@ -3,7 +3,7 @@
 Usage: .venv/bin/python benchmarks/bench_slurm_placement.py [--seeds 5]
        [--sizes 8,16,32,64,128] [--kinds tree,tree-diagonal,tree-nested]
        [--policies row,diagonal,...] [--switches-wait 20] [--volume-divisor 2]
-       [--max-cycles 300000] [--no-simulate] [--json FILE]
+       [--max-cycles 300000] [--no-simulate] [--json FILE] [--model]
 
 The demo machine (8x8 switches, c = 8, hx001..hx512, as ``hx_demo``) runs as a
 real local Slurm 22.05 cluster (``allocation.slurm.LocalCluster``, select/linear,
@@ -31,7 +31,9 @@ simulated once. It also checks that ``allocation.slurm_bestfit`` predicts every
 plain-``sbatch`` placement. Times are shown as cycles and as the ratio to the row tree on
 the same seed (paired); means with 95 % t-intervals over seeds.
 
-Needs root and Debian's slurmctld, slurmd, slurm-client and munge (exit 2
+``--model`` takes Slurm's placements from that model instead of a running
+slurmctld (no root; for trying groupings on many seeds). Otherwise it needs
+root and Debian's slurmctld, slurmd, slurm-client and munge (exit 2
 without). State goes under ``$HX_DATA_DIR`` (else /tmp); ports come from
 ``HX_SLURM_TEST_PORTS`` (default 22000-31000). Every cluster is stopped.
 """
@@ -199,6 +201,22 @@ def _measure_seed(client: SlurmClient, kind: str, seed: int, sizes: list[int],
     return out
 
 
+def model_placements(kinds: list[str], seeds: list[int], sizes: list[int]) -> list[Placement]:
+    """``--model``: the Slurm placements from ``allocation.slurm_bestfit`` instead of
+    a running slurmctld (no root needed; for trying groupings on many seeds)."""
+    out = []
+    for kind in kinds:
+        tree = parse_tree(render(kind, "hxbench", SIDES, C, HOSTS))
+        for seed in seeds:
+            held = {e for job in background(seed) for e in job}
+            free = [h for i, h in enumerate(HOSTS) if i not in held]
+            for size in sizes:
+                nodes = best_fit(tree, free, size) or []
+                out.append(Placement(f"slurm {kind}", seed, size,
+                                     sorted(endpoint(h) for h in nodes)))
+    return out
+
+
 # ------------------------------------------------------------------ portal side
 def portal_placements(seeds: list[int], sizes: list[int], policies: list[str]) -> list[Placement]:
     hx = HyperX(SIDES, C)
@@ -340,15 +358,18 @@ def main() -> int:
     parser.add_argument("--max-cycles", type=int, default=300_000)
     parser.add_argument("--no-simulate", action="store_true")
     parser.add_argument("--json", help="write every placement and metric here")
+    parser.add_argument("--model", action="store_true",
+                        help="Slurm's placements from the best-fit model, no slurmctld "
+                             "(no --switches row)")
     args = parser.parse_args()
     kinds = [k for k in args.kinds.split(",") if k]
     if any(k not in TREE_KINDS for k in kinds) or "tree" not in kinds:
         parser.error(f"--kinds: from {', '.join(TREE_KINDS)}, including tree (the reference)")
-    if not all(shutil.which(b) or os.path.exists(f"/usr/sbin/{b}")
+    if not args.model and not all(shutil.which(b) or os.path.exists(f"/usr/sbin/{b}")
                for b in ("slurmctld", "slurmd", "sinfo", "munged")):
         print("slurmctld, slurmd, slurm-client and munge are needed", file=sys.stderr)
         return 2
-    if os.geteuid() != 0:
+    if not args.model and os.geteuid() != 0:
         print("the local Slurm cluster runs its daemons as root", file=sys.stderr)
         return 2
     seeds = list(range(args.seeds))
@@ -359,7 +380,7 @@ def main() -> int:
                   .split("-", 1))
     started = time.monotonic()
     placements: list[Placement] = []
-    for kind in kinds:
+    for kind in [] if args.model else kinds:
         print(f"== slurm, topology {kind}", flush=True)
         try:
             placements += measure_kind(kind, seeds, sizes, args.switches_wait, data_dir, ports)
@@ -367,9 +388,12 @@ def main() -> int:
             print(f"failed: {exc}", file=sys.stderr)
             return 1
     slurm_s = time.monotonic() - started
-    agree, total = model_agreement(placements)
-    print(f"== the best-fit model (allocation/slurm_bestfit.py) predicts {agree}/{total} "
-          "plain-sbatch placements exactly", flush=True)
+    if args.model:
+        placements = model_placements(kinds, seeds, sizes)
+    else:
+        agree, total = model_agreement(placements)
+        print(f"== the best-fit model (allocation/slurm_bestfit.py) predicts {agree}/{total} "
+              "plain-sbatch placements exactly", flush=True)
     placements += portal_placements(seeds, sizes, [p for p in args.policies.split(",") if p])
     print(f"== evaluating {len(placements)} placements", flush=True)
     evaluate(placements, not args.no_simulate, args.volume_divisor, args.max_cycles)
