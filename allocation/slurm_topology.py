@@ -1,13 +1,37 @@
 """Slurm topology files for a HyperX machine (Slurm has no HyperX plugin).
 
 Pure text generation from the machine's shape and hostnames (in endpoint
-order), so it needs no database:
+order), so it needs no database. topology/tree can only say which switches
+belong together; Slurm's best fit then packs an unpinned job into the smallest
+group that has room, so the grouping decides the shape of the placement. Kinds:
 
-* ``tree``: ``topology.conf`` for topology/tree: a leaf switch per HyperX
-  switch, a parent per row (a line along the last dimension), one root;
-* ``block``: ``topology.conf`` for topology/block: one block per row;
+* ``tree-nested`` (the default of ``hx-topology``): groups along *diagonals*
+  (switches no two of which share a row or a column, the study's Diagonal),
+  nested in halves: pairs of switches, then halves of a diagonal, the
+  diagonal, pairs of neighbouring diagonals, ... up to one root. A job of 16,
+  32, 64 or 128 nodes that finds a wholly free group of its size gets exactly
+  that group: whole switches, transversal. Measured best of the kinds on a
+  half-full machine (docs/operations.md, "Slurm's own placement").
+* ``tree-diagonal``: one parent per diagonal, then the root;
+* ``tree``: one parent per *row* (a line along the last dimension), then the
+  root: Slurm packs jobs into rows, the study's Row policy (kept for sites that
+  use it; ``--kind tree`` still means this);
+* ``block``: ``topology.conf`` for topology/block (Slurm 23.11+): one block per row;
 * ``features``: ``NodeName=... Features=hx_row<R>,hx_col<C>`` lines for
   slurm.conf, so jobs can ask for ``--constraint=hx_row3``.
+
+Every tree has one leaf switch per HyperX switch. Slurm's select/linear, once it
+has chosen the group (the lowest level with enough free nodes, the one with the
+fewest free nodes among those), takes that group's leaves with the *fewest*
+free nodes first and, among equals, the one listed first: so the diagonal trees
+list their leaves diagonal by diagonal.
+
+Diagonal ``p`` of a machine with sides ``(n_0, ..., n_last)`` holds the
+switches whose coordinates satisfy ``s_last - (s_0 + ... ) = p (mod n_last)``:
+in 2D, ``(i, (i + p) mod n)``, one switch per row and (when the sides are
+equal) one per column. Neighbouring diagonals pair up because the union of
+diagonals ``p`` and ``p + 1`` has the higher partition bandwidth (1.5 exact on
+8x8, against 1.0 for ``p`` and ``p + 4``).
 
 >>> names = [f"n{i:02d}" for i in range(8)]
 >>> print(tree_topology("hx", (2, 2), 2, names), end="")
@@ -19,6 +43,15 @@ SwitchName=hx_s1_1 Nodes=n[06-07]
 SwitchName=hx_row0 Switches=hx_s0_[0-1]
 SwitchName=hx_row1 Switches=hx_s1_[0-1]
 SwitchName=hx_root Switches=hx_row[0-1]
+>>> print(nested_diagonal_tree("hx", (2, 2), 2, names), end="")
+# topology.conf (topology/tree) for HyperX hx: 2x2 switches, c = 2; groups: nested diagonals
+SwitchName=hx_s0_0 Nodes=n[00-01]
+SwitchName=hx_s1_1 Nodes=n[06-07]
+SwitchName=hx_s0_1 Nodes=n[02-03]
+SwitchName=hx_s1_0 Nodes=n[04-05]
+SwitchName=hx_diag0 Switches=hx_s0_0,hx_s1_1
+SwitchName=hx_diag1 Switches=hx_s0_1,hx_s1_0
+SwitchName=hx_root Switches=hx_diag[0-1]
 """
 
 from __future__ import annotations
@@ -28,7 +61,21 @@ from collections.abc import Sequence
 
 from hxportal.hostlists import compress
 
-FORMATS = ("tree", "block", "features")
+#: topology/tree groupings, in the order the docs compare them.
+TREE_KINDS = ("tree-nested", "tree-diagonal", "tree")
+#: What ``hx-topology``, the API and the local cluster use unless told.
+DEFAULT_KIND = "tree-nested"
+FORMATS = (*TREE_KINDS, "block", "features")
+#: One line each, for help texts and the API schema.
+DESCRIPTIONS = {
+    "tree-nested": "topology/tree, nested diagonal groups (2, 4, ... switches, "
+                   "diagonals, pairs of diagonals): Slurm packs jobs along diagonals",
+    "tree-diagonal": "topology/tree, one parent per diagonal",
+    "tree": "topology/tree, one parent per row (Slurm packs jobs into rows)",
+    "block": "topology/block (Slurm 23.11+), one block per row",
+    "features": "slurm.conf node features hx_row<R>, hx_col<C>",
+}
+Group = tuple[str, list[str]]
 
 
 def _coords(switch: int, sides: Sequence[int]) -> list[int]:
@@ -52,19 +99,96 @@ def _switch_name(name: str, coords: Sequence[int]) -> str:
     return f"{name}_s" + "_".join(str(x) for x in coords)
 
 
+def _leaf_lines(name: str, sides: Sequence[int], c: int, hostnames: Sequence[str],
+                order: Sequence[int]) -> list[str]:
+    return [f"SwitchName={_switch_name(name, _coords(s, sides))} "
+            f"Nodes={compress(hostnames[s * c:(s + 1) * c])}" for s in order]
+
+
+def _group_lines(groups: Sequence[Group]) -> list[str]:
+    return [f"SwitchName={group} Switches={compress(children)}" for group, children in groups]
+
+
 def tree_topology(name: str, sides: Sequence[int], c: int, hostnames: Sequence[str]) -> str:
+    """Leaves in index order, a parent per row, one root."""
     lines = [_header("tree", name, sides, c)]
-    switches = math.prod(sides)
-    for s in range(switches):
-        lines.append(f"SwitchName={_switch_name(name, _coords(s, sides))} "
-                     f"Nodes={compress(hostnames[s * c:(s + 1) * c])}")
+    lines += _leaf_lines(name, sides, c, hostnames, range(math.prod(sides)))
     per_row = sides[-1]
-    for row in range(_rows(sides)):
-        members = [_switch_name(name, _coords(row * per_row + k, sides)) for k in range(per_row)]
-        lines.append(f"SwitchName={name}_row{row} Switches={compress(members)}")
-    rows = [f"{name}_row{r}" for r in range(_rows(sides))]
-    lines.append(f"SwitchName={name}_root Switches={compress(rows)}")
-    return "\n".join(lines) + "\n"
+    groups = [(f"{name}_row{row}",
+               [_switch_name(name, _coords(row * per_row + k, sides)) for k in range(per_row)])
+              for row in range(_rows(sides))]
+    groups.append((f"{name}_root", [g for g, _ in groups]))
+    return "\n".join(lines + _group_lines(groups)) + "\n"
+
+
+def diagonals(sides: Sequence[int]) -> list[list[int]]:
+    """Switch ids (row-major) per diagonal ``p = s_last - sum(others) mod n_last``.
+
+    >>> diagonals((4, 4))[1]
+    [1, 6, 11, 12]
+    >>> diagonals((2, 3))
+    [[0, 4], [1, 5], [2, 3]]
+    """
+    last = sides[-1]
+    out: list[list[int]] = [[] for _ in range(last)]
+    for s in range(math.prod(sides)):
+        coords = _coords(s, sides)
+        out[(coords[-1] - sum(coords[:-1])) % last].append(s)
+    return out
+
+
+def _halves(items: list[str]) -> list[list[str]]:
+    """Consecutive pairs; an odd one out joins the last pair."""
+    groups = [items[i:i + 2] for i in range(0, len(items) - len(items) % 2, 2)]
+    if len(items) % 2:
+        if groups:
+            groups[-1].append(items[-1])
+        else:
+            groups = [items[:]]
+    return groups
+
+
+def _nest(children: list[str], top: str, prefix: str) -> list[Group]:
+    """Binary groups over ``children`` up to one group named ``top``."""
+    groups: list[Group] = []
+    level = 1
+    while True:
+        parts = _halves(children)
+        if len(parts) == 1:
+            groups.append((top, parts[0]))
+            return groups
+        names = [f"{prefix}_l{level}_{k}" for k in range(len(parts))]
+        groups += list(zip(names, parts, strict=True))
+        children, level = names, level + 1
+
+
+def _diagonal_tree(name: str, sides: Sequence[int], c: int, hostnames: Sequence[str],
+                   nested: bool) -> str:
+    diags = diagonals(sides)
+    suffix = "nested diagonals" if nested else "diagonals"
+    lines = [f"{_header('tree', name, sides, c)}; groups: {suffix}"]
+    lines += _leaf_lines(name, sides, c, hostnames, [s for d in diags for s in d])
+    groups: list[Group] = []
+    for p, members in enumerate(diags):
+        leaves = [_switch_name(name, _coords(s, sides)) for s in members]
+        top = f"{name}_diag{p}"
+        groups += _nest(leaves, top, top) if nested and len(leaves) > 2 else [(top, leaves)]
+    tops = [f"{name}_diag{p}" for p in range(len(diags))]
+    groups += (_nest(tops, f"{name}_root", f"{name}_diags") if nested
+               else [(f"{name}_root", tops)])
+    return "\n".join(lines + _group_lines(groups)) + "\n"
+
+
+def diagonal_tree(name: str, sides: Sequence[int], c: int, hostnames: Sequence[str]) -> str:
+    """Leaves diagonal by diagonal, a parent per diagonal, one root."""
+    return _diagonal_tree(name, sides, c, hostnames, nested=False)
+
+
+def nested_diagonal_tree(name: str, sides: Sequence[int], c: int,
+                         hostnames: Sequence[str]) -> str:
+    """Leaves diagonal by diagonal; inside each diagonal binary groups (pairs,
+    halves) up to the diagonal; neighbouring diagonals pair up to the root."""
+    return _diagonal_tree(name, sides, c, hostnames, nested=True)
 
 
 def block_topology(name: str, sides: Sequence[int], c: int, hostnames: Sequence[str]) -> str:
@@ -105,7 +229,9 @@ def node_features(name: str, sides: Sequence[int], c: int, hostnames: Sequence[s
 
 def render(kind: str, name: str, sides: Sequence[int], c: int, hostnames: Sequence[str]) -> str:
     """Dispatch on ``kind`` (one of :data:`FORMATS`)."""
-    writers = {"tree": tree_topology, "block": block_topology, "features": node_features}
+    writers = {"tree": tree_topology, "tree-diagonal": diagonal_tree,
+               "tree-nested": nested_diagonal_tree, "block": block_topology,
+               "features": node_features}
     if kind not in writers:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}")
     if len(hostnames) != math.prod(sides) * c:

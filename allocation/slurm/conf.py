@@ -19,7 +19,7 @@ socket can take a daemon's port):
 
 >>> spec = ClusterSpec(machine="hx", sides=(2, 2), concentration=2,
 ...                    hostnames=tuple(f"hx{i:03d}" for i in range(1, 9)),
-...                    state_dir="/srv/slurm/hx", base_port=20000)
+...                    state_dir="/srv/slurm/hx", base_port=20000, topology="tree")
 >>> spec.ports()
 {'slurmctld': 20000, 'slurmdbd': 20001, 'slurmrestd': 20002, 'slurmd': (20010, 20017)}
 >>> [line.split()[:2] for line in slurm_conf(spec).splitlines()
@@ -53,8 +53,9 @@ PORT_LIMIT = 32768
 #: Ports kept for the services before the first slurmd's.
 SERVICE_PORTS = 10
 DEFAULT_BASE_PORT = 17000
-#: topology/block arrived in Slurm 23.11; 22.05 has topology/tree.
-TOPOLOGIES = ("tree", "none")
+#: topology/block arrived in Slurm 23.11; 22.05 has topology/tree, with the
+#: portal's groupings (``allocation.slurm_topology.TREE_KINDS``), or none.
+TOPOLOGIES = (*slurm_topology.TREE_KINDS, "none")
 SELECT_TYPES = {"linear": "select/linear", "cons_tres": "select/cons_tres"}
 #: A Unix socket path holds at most 107 bytes (sun_path).
 MAX_SOCKET_PATH = 107
@@ -63,6 +64,7 @@ PARTITION = "batch"
 PARTITION_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}\Z")
 #: Plugin names as in ``CliFilterPlugins=cli_filter/lua`` (the part after the slash).
 PLUGIN_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}\Z")
+SCHEDULER_PARAMETERS = re.compile(r"([a-z_]+(=[A-Za-z0-9_:.]+)?(,[a-z_]+(=[A-Za-z0-9_:.]+)?)*)?\Z")
 
 
 class SpecError(ValueError):
@@ -195,7 +197,7 @@ class ClusterSpec:
     hostnames: tuple[str, ...]
     state_dir: str
     base_port: int = DEFAULT_BASE_PORT
-    topology: str = "tree"
+    topology: str = slurm_topology.DEFAULT_KIND
     select: str = "linear"
     accounting: Accounting | None = None
     cluster_name: str = ""
@@ -207,6 +209,9 @@ class ClusterSpec:
     #: cli_filter/lua reads ``cli_filter.lua`` next to slurm.conf.
     cli_filter_plugins: tuple[str, ...] = ()
     job_submit_plugins: tuple[str, ...] = ()
+    #: ``SchedulerParameters`` (``key=value`` items, comma-separated), e.g.
+    #: ``sched_interval=2`` so a benchmark need not wait a minute for a retry.
+    scheduler_parameters: str = ""
     paths: ClusterPaths = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -246,6 +251,8 @@ class ClusterSpec:
         if self.min_job_age < 0 or self.real_memory_mb < 1:
             raise SpecError("min_job_age must be >= 0 and real_memory_mb >= 1")
         self._check_partitions()
+        if not SCHEDULER_PARAMETERS.match(self.scheduler_parameters):
+            raise SpecError("scheduler_parameters must be comma-separated key[=value] items")
         bad = next((p for p in (*self.cli_filter_plugins, *self.job_submit_plugins)
                     if not PLUGIN_NAME.match(p)), None)
         if bad is not None:
@@ -376,7 +383,9 @@ def _scheduling_lines(spec: ClusterSpec) -> list[str]:
         lines.append("SelectTypeParameters=CR_CPU")
     lines += [
         "SchedulerType=sched/backfill",
-        f"TopologyPlugin=topology/{spec.topology}",
+        *([f"SchedulerParameters={spec.scheduler_parameters}"] if spec.scheduler_parameters
+          else []),
+        "TopologyPlugin=topology/" + ("none" if spec.topology == "none" else "tree"),
         "ReturnToService=2",
         # A finished job stays in squeue/scontrol this long (seconds) for a sync to see.
         f"MinJobAge={spec.min_job_age}",
@@ -445,7 +454,8 @@ def slurm_conf(spec: ClusterSpec) -> str:
 
 
 def topology_conf(spec: ClusterSpec) -> str:
-    """``topology.conf`` for topology/tree (``allocation.slurm_topology``); empty for none."""
+    """``topology.conf`` for topology/tree in the spec's grouping
+    (``allocation.slurm_topology``); a comment only for none."""
     if spec.topology == "none":
         return "# no topology plugin\n"
     return slurm_topology.render(spec.topology, spec.machine, spec.sides, spec.concentration,

@@ -7,6 +7,7 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from allocation import slurm_topology
 from allocation.api.serializers.jobs import (
     CandidateSerializer,
     CompareSerializer,
@@ -70,14 +71,14 @@ class MachineViewSet(viewsets.ModelViewSet):
             "candidates": [c.as_dict() for c in candidates]}).data)
 
     @extend_schema(parameters=[OpenApiParameter(
-        "kind", str, enum=["tree", "block", "features"], default="tree",
-        description="tree: topology/tree; block: topology/block; features: node features")],
+        "kind", str, enum=list(slurm_topology.FORMATS), default=slurm_topology.DEFAULT_KIND,
+        description="; ".join(f"{k}: {v}" for k, v in slurm_topology.DESCRIPTIONS.items()))],
         responses={(200, "text/plain"): str})
     @action(detail=True, methods=["get"], filterset_class=None,
             renderer_classes=[PlainTextRenderer], extra_query_params=("kind",))
     def topology(self, request, name=None):
-        """Slurm topology.conf (tree or block) or node features for this machine."""
-        kind = request.query_params.get("kind", "tree")
+        """Slurm topology.conf (a topology/tree grouping or block) or node features."""
+        kind = request.query_params.get("kind", slurm_topology.DEFAULT_KIND)
         text = jobs.topology_file(self.get_object(), kind)
         filename = f"{name}-{kind}.conf"
         return Response(text, content_type="text/plain; charset=utf-8",

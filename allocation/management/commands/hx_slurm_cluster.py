@@ -2,7 +2,7 @@
 real Slurm cluster on this host (development, tests, demos).
 
     python manage.py hx_slurm_cluster start hx [--dir DIR] [--base-port 17000]
-        [--accounting] [--topology tree|none] [--timeout S]
+        [--accounting] [--topology tree-nested|tree-diagonal|tree|none] [--timeout S]
     eval "$(python manage.py hx_slurm_cluster env hx)"     # export SLURM_CONF=...
     python manage.py hx_slurm_cluster status hx
     python manage.py hx_slurm_cluster stop hx [--purge]
@@ -25,6 +25,7 @@ from django.core.management.base import BaseCommand, CommandError
 from allocation.models import Machine
 from allocation.slurm import Accounting, ClusterError, ClusterSpec, LocalCluster, SpecError
 from allocation.slurm.conf import DEFAULT_BASE_PORT, TOPOLOGIES
+from allocation.slurm_topology import DEFAULT_KIND
 
 ACTIONS = ("start", "stop", "status", "env")
 
@@ -43,7 +44,9 @@ class Command(BaseCommand):
         parser.add_argument("--base-port", type=int, default=DEFAULT_BASE_PORT,
                             help="slurmctld's port; slurmd ports follow from base + 10 "
                                  f"(default {DEFAULT_BASE_PORT})")
-        parser.add_argument("--topology", choices=TOPOLOGIES, default="tree")
+        parser.add_argument("--topology", choices=TOPOLOGIES, default=DEFAULT_KIND,
+                            help=f"topology/tree grouping (default {DEFAULT_KIND}; see "
+                                 "allocation/slurm_topology.py) or none")
         parser.add_argument("--accounting", action="store_true",
                             help="also run slurmdbd on the local MariaDB, for sacct")
         parser.add_argument("--db-host", default="localhost",

@@ -62,7 +62,13 @@ def test_hostnames_that_do_not_fold_in_order_get_a_line_each():
 
 
 def test_topology_is_the_portal_tree_and_can_be_off():
-    assert topology_conf(spec()).splitlines()[1] == "SwitchName=hx_s0_0 Nodes=hx[001-004]"
+    default = topology_conf(spec())
+    assert spec().topology == "tree-nested"
+    assert default.splitlines()[1] == "SwitchName=hx_s0_0 Nodes=hx[001-004]"
+    assert "SwitchName=hx_diag0 Switches=hx_s0_0,hx_s1_1" in default
+    for kind in ("tree", "tree-diagonal", "tree-nested"):
+        assert settings(slurm_conf(spec(topology=kind)))["TopologyPlugin"] == "topology/tree"
+    assert "SwitchName=hx_row1 Switches=hx_s1_[0-1]" in topology_conf(spec(topology="tree"))
     off = spec(topology="none")
     assert settings(slurm_conf(off))["TopologyPlugin"] == "topology/none"
 
@@ -81,6 +87,14 @@ def test_accounting_adds_slurmdbd_on_the_next_port():
         slurmdbd_conf(spec())
 
 
+def test_scheduler_parameters_are_written_when_given():
+    assert "SchedulerParameters" not in settings(slurm_conf(spec()))
+    given = spec(scheduler_parameters="sched_interval=2,bf_interval=2")
+    assert settings(slurm_conf(given))["SchedulerParameters"] == "sched_interval=2,bf_interval=2"
+    with pytest.raises(SpecError, match="scheduler_parameters"):
+        spec(scheduler_parameters="a=b\nSlurmUser=evil")
+
+
 def test_cons_tres_is_a_choice():
     conf = settings(slurm_conf(spec(select="cons_tres")))
     assert (conf["SelectType"], conf["SelectTypeParameters"]) == ("select/cons_tres", "CR_CPU")
@@ -94,7 +108,7 @@ def test_cons_tres_is_a_choice():
     ({"hostnames": (*NAMES[:-1], "hx001")}, "hostnames must be unique"),
     ({"state_dir": "relative/dir"}, "absolute path"),
     ({"state_dir": "/" + "d" * 100}, "too long for a Unix socket path"),
-    ({"topology": "block"}, "topology must be one of tree, none"),
+    ({"topology": "block"}, "topology must be one of tree-nested, tree-diagonal, tree, none"),
     ({"select": "cons_res"}, "select must be one of linear, cons_tres"),
     ({"partitions": ()}, "need at least one partition"),
     ({"partitions": (Partition("a b"),)}, "partition name 'a b' is not valid"),
