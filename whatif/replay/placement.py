@@ -1,0 +1,70 @@
+"""The placement factor of a job's communication: how much slower its messages
+are on the replayed partition than on a compact one of whole switches.
+
+Analytic (labelled so in every result): ``max(1, 1 / PB) * (1 + LOCALITY_PENALTY
+* u)`` when the partition lacks switch locality, else ``max(1, 1 / PB)``; PB is
+the partition-bandwidth bound ``2 L / (|P| D_P)`` of :mod:`allocation.hyperx`
+and ``u`` the fraction of the machine other jobs hold. It is the recommendations'
+analytic factor (same penalty), computed from the bound so that a replay of
+100,000 jobs stays fast. The recorded run time is taken as measured on a
+compact partition (factor 1): an SWF or ``sacct`` log does not say where a job
+ran.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+from allocation.hyperx import HyperX
+from allocation.hyperx.properties import average_distance, hull_links, switch_counts
+
+__all__ = ["LOCALITY_PENALTY", "analytic_factor", "has_switch_locality"]
+
+#: Slowdown per unit of held machine for a partition without switch locality
+#: (the value of ``recommendations.constants.LOCALITY_PENALTY``; a test keeps
+#: the two equal).
+LOCALITY_PENALTY = 0.5
+
+
+def has_switch_locality(topology: HyperX, endpoints: np.ndarray) -> bool:
+    """Every switch the job uses is entirely its own.
+
+    >>> hx = HyperX((4, 4), 4)
+    >>> has_switch_locality(hx, np.arange(8)), has_switch_locality(hx, np.arange(2, 10))
+    (True, False)
+    """
+    counts = np.bincount(np.asarray(endpoints) // topology.concentration)
+    used = counts[counts > 0]
+    return bool(np.all(used == topology.concentration))
+
+
+@lru_cache(maxsize=100_000)
+def _pb_bound(topology: HyperX, switches: tuple[int, ...], weights: tuple[int, ...]) -> float:
+    eps = np.repeat(np.array(switches, dtype=np.int64) * topology.concentration,
+                    np.array(weights, dtype=np.int64))
+    eps = eps + np.concatenate([np.arange(w) for w in weights])
+    d_avg = average_distance(topology, eps)
+    if d_avg <= 1e-12:
+        return math.inf
+    n_hull = int(hull_links(topology, np.array(switches, dtype=np.int64)).shape[0])
+    return 2.0 * n_hull / (eps.size * d_avg)
+
+
+def analytic_factor(topology: HyperX, endpoints: np.ndarray, held_fraction: float) -> float:
+    """Relative communication time of a placement (1 on a compact whole-switch one).
+
+    >>> hx = HyperX((8, 8), 8)
+    >>> analytic_factor(hx, np.arange(64), 0.0)        # one row of whole switches, PB 1
+    1.0
+    >>> round(analytic_factor(hx, np.arange(0, 512, 8), 0.5), 3)  # one node per switch
+    1.25
+    """
+    sw, w = switch_counts(topology, endpoints)
+    pb = _pb_bound(topology, tuple(int(s) for s in sw), tuple(int(x) for x in w))
+    base = 1.0 if pb >= 1.0 else 1.0 / pb
+    if not bool(np.all(w == topology.concentration)):
+        base *= 1.0 + LOCALITY_PENALTY * held_fraction
+    return float(base)
