@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "health",
     "simulation",
     "recommendations",
+    "whatif",
     "dashboard",
 ]
 

@@ -13,7 +13,15 @@ from .sacct import parse_sacct
 from .scenarios import Scenario, best_marks, gather, run_one, run_study
 from .swf import parse_swf
 from .synthetic import LUBLIN_BATCH, synthetic_workload
-from .workload import MAX_LINES, Job, Workload, WorkloadError, fit_to_machine
+from .workload import (
+    MAX_LINES,
+    Job,
+    Workload,
+    WorkloadError,
+    fit_to_machine,
+    from_columns,
+    to_columns,
+)
 
 __all__ = [
     "DEFAULT_COMM_SHARE",
@@ -32,6 +40,7 @@ __all__ = [
     "assign_patterns",
     "best_marks",
     "fit_to_machine",
+    "from_columns",
     "gather",
     "interval",
     "parse_sacct",
@@ -41,4 +50,5 @@ __all__ = [
     "run_study",
     "summarise",
     "synthetic_workload",
+    "to_columns",
 ]

@@ -20,6 +20,8 @@ __all__ = [
     "WorkloadError",
     "bounded_lines",
     "fit_to_machine",
+    "from_columns",
+    "to_columns",
 ]
 
 #: Largest log the parsers accept: a 1,000,000-line log is read, one more line
@@ -125,3 +127,23 @@ def fit_to_machine(jobs: Iterable[Job], n_nodes: int) -> tuple[list[Job], int]:
 
 def count_reasons(reasons: Iterable[str]) -> dict[str, int]:
     return dict(sorted(Counter(reasons).items()))
+
+
+COLUMNS = ("id", "submit", "start", "end", "nodes", "timelimit", "pattern")
+
+
+def to_columns(jobs: Iterable[Job]) -> dict[str, list]:
+    """Jobs as JSON-ready columns (what a study stores).
+
+    >>> cols = to_columns([Job(1, 0.0, 1.0, 2.0, 4, 9.0, pattern="uniform")])
+    >>> from_columns(cols)[0] == Job(1, 0.0, 1.0, 2.0, 4, 9.0, pattern="uniform")
+    True
+    """
+    rows = list(jobs)
+    return {name: [getattr(j, name) for j in rows] for name in COLUMNS}
+
+
+def from_columns(columns: dict[str, list]) -> list[Job]:
+    return [Job(id=i, submit=float(s), start=float(b), end=float(e), nodes=int(n),
+                timelimit=float(t), pattern=p)
+            for i, s, b, e, n, t, p in zip(*(columns[name] for name in COLUMNS), strict=True)]
