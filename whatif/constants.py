@@ -17,6 +17,8 @@ DEFAULT_T_BENCH = 30.0
 #: The one-click synthetic month: days and load factor of the Lublin model.
 SYNTHETIC_DAYS = 30
 SYNTHETIC_LOAD = 1.5
+#: Most jobs a synthetic workload draws (days x load is otherwise unbounded).
+MAX_SYNTHETIC_JOBS = 200_000
 #: The one-click study's scenarios.
 DEMO_SPARES = ("none", "2", "recommended")
 DEMO_SEEDS = 3

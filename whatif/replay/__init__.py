@@ -2,7 +2,7 @@
 model under each allocation policy and spare rule.
 
 No Django, no I/O: workloads come in as lines or records, results go out as
-plain dicts. See docs/domain.md ("What-if replay") for the model.
+plain dicts. See docs/domain.md section 7 for the model.
 """
 
 from .engine import ReplayResult, replay

@@ -42,15 +42,17 @@ def has_switch_locality(topology: HyperX, endpoints: np.ndarray) -> bool:
 
 
 @lru_cache(maxsize=100_000)
-def _pb_bound(topology: HyperX, switches: tuple[int, ...], weights: tuple[int, ...]) -> float:
-    eps = np.repeat(np.array(switches, dtype=np.int64) * topology.concentration,
-                    np.array(weights, dtype=np.int64))
-    eps = eps + np.concatenate([np.arange(w) for w in weights])
-    d_avg = average_distance(topology, eps)
+def _hull_size(topology: HyperX, switches: tuple[int, ...]) -> int:
+    """Links on minimal paths inside the switch set (cached: placements repeat)."""
+    return int(hull_links(topology, np.array(switches, dtype=np.int64)).shape[0])
+
+
+def _pb_bound(topology: HyperX, endpoints: np.ndarray, switches: np.ndarray) -> float:
+    d_avg = average_distance(topology, endpoints)
     if d_avg <= 1e-12:
         return math.inf
-    n_hull = int(hull_links(topology, np.array(switches, dtype=np.int64)).shape[0])
-    return 2.0 * n_hull / (eps.size * d_avg)
+    n_hull = _hull_size(topology, tuple(int(s) for s in switches))
+    return 2.0 * n_hull / (np.asarray(endpoints).size * d_avg)
 
 
 def analytic_factor(topology: HyperX, endpoints: np.ndarray, held_fraction: float) -> float:
@@ -63,7 +65,7 @@ def analytic_factor(topology: HyperX, endpoints: np.ndarray, held_fraction: floa
     1.25
     """
     sw, w = switch_counts(topology, endpoints)
-    pb = _pb_bound(topology, tuple(int(s) for s in sw), tuple(int(x) for x in w))
+    pb = _pb_bound(topology, endpoints, sw)
     base = 1.0 if pb >= 1.0 else 1.0 / pb
     if not bool(np.all(w == topology.concentration)):
         base *= 1.0 + LOCALITY_PENALTY * held_fraction

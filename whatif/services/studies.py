@@ -16,6 +16,7 @@ from django.db.models import Avg, Count, Q
 from allocation.hyperx import ONLINE_POLICIES
 from allocation.models import Machine
 from health.services.estimation import latest_estimate
+from hxportal.errors import ConflictError
 from hxportal.models import TERMINAL_RUN_STATUSES, RunStatus
 from hxportal.runs import RunReporter, enqueue, execute
 from whatif import constants
@@ -35,8 +36,8 @@ from whatif.replay import (
 from whatif.replay import Job as ReplayJob
 from whatif.services.workloads import machine_topology
 
-__all__ = ["cancel_study", "create_study", "execute_run", "export_csv", "model_parameters",
-           "progress", "results", "scenarios_of", "study_counts"]
+__all__ = ["cancel_study", "create_study", "delete_study", "execute_run", "export_csv",
+           "model_parameters", "progress", "results", "scenarios_of", "study_counts"]
 
 
 def model_parameters(machine: Machine, *, ideal: bool = False,
@@ -194,6 +195,14 @@ def cancel_study(study: WhatIfStudy) -> int:
     with transaction.atomic():
         open_runs = study.runs.select_for_update().exclude(status__in=TERMINAL_RUN_STATUSES)
         return open_runs.update(status=RunStatus.CANCELLED, error="cancelled")
+
+
+def delete_study(study: WhatIfStudy) -> None:
+    """Delete a study whose runs are all finished (cancel it first otherwise)."""
+    if study.runs.exclude(status__in=TERMINAL_RUN_STATUSES).exists():
+        raise ConflictError(f"study {study.pk} has runs not finished; cancel it first",
+                            field="status")
+    study.delete()
 
 
 def status_counts_by_study(studies) -> dict[int, Counter]:

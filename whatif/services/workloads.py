@@ -81,9 +81,13 @@ def history_workload(machine: Machine) -> Workload:
     return Workload(jobs=tuple(jobs), source="history")
 
 
-def synthetic(machine: Machine, *, days: float = constants.SYNTHETIC_DAYS,
-              load: float = constants.SYNTHETIC_LOAD, seed: int = 0) -> Workload:
-    return synthetic_workload(machine.node_count, days=days, load=load, seed=seed)
+def synthetic(machine: Machine, *, days: float | None = None, load: float | None = None,
+              seed: int = 0) -> Workload:
+    """A month (``SYNTHETIC_DAYS``) of the Lublin & Feitelson model sized to the machine."""
+    return synthetic_workload(machine.node_count,
+                              days=constants.SYNTHETIC_DAYS if days is None else days,
+                              load=constants.SYNTHETIC_LOAD if load is None else load,
+                              seed=seed, max_jobs=constants.MAX_SYNTHETIC_JOBS)
 
 
 def prepare(workload: Workload, machine: Machine, *, rules=(), mix=None, seed: int = 0
