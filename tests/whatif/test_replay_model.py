@@ -150,3 +150,30 @@ def test_gather_rejects_nothing_and_keeps_first_seed_jobs():
         "series": {}, "wait_cdf": {}, "jobs": [{"seed": s}]} for s in (1, 0)]
     (entry,) = gather(runs)
     assert entry["jobs"] == [{"seed": 0}] and entry["summary"]["mean_wait_s"] == 0.5
+
+
+@pytest.mark.parametrize(("sides", "c"), [((4, 4), 4), ((8, 8), 8), ((4, 4, 4), 2)])
+def test_analytic_factor_is_the_formula_on_the_partition_properties(sides, c):
+    """The shortcut (the set's own links already give PB >= 1) changes nothing."""
+    import numpy as np
+
+    from allocation.hyperx import allocate
+    from allocation.hyperx.properties import partition_properties
+
+    hx = HyperX(sides, c)
+    rng = np.random.default_rng(0)
+    policies = ["row", "diagonal", "full_spread", "rectangular", "l_shape", "random_switch",
+                "random_endpoint"]
+    shortcuts = 0
+    for trial in range(60):
+        free = rng.random(hx.n_endpoints) < rng.uniform(0.3, 1.0)
+        size = int(rng.integers(1, int(free.sum()) + 1))
+        eps = allocate(hx, free, policies[trial % 7], size, seed=trial)
+        props = partition_properties(hx, eps, exact=False)
+        expected = 1.0 if props.pb_bound >= 1 else 1.0 / props.pb_bound
+        if not props.switch_locality:
+            expected *= 1 + LOCALITY_PENALTY * 0.3
+        assert analytic_factor(hx, eps, 0.3) == pytest.approx(expected, rel=1e-12)
+        shortcuts += props.pb_bound < 1
+    if len(sides) == 2:
+        assert shortcuts > 0  # some placements do go below PB 1 (the full path is checked)

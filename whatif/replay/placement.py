@@ -47,12 +47,33 @@ def _hull_size(topology: HyperX, switches: tuple[int, ...]) -> int:
     return int(hull_links(topology, np.array(switches, dtype=np.int64)).shape[0])
 
 
+def _inner_links(topology: HyperX, switches: np.ndarray) -> int:
+    """Links with both ends in the set: each is its own minimal path, so the hull
+    holds at least these (a cheap lower bound of its size)."""
+    coords = topology.switch_coords()[switches]
+    total = 0
+    for d in range(topology.dimensions):
+        others = np.delete(coords, d, axis=1)
+        if others.shape[1] == 0:
+            k = np.array([coords.shape[0]])
+        else:
+            _, k = np.unique(others, axis=0, return_counts=True)
+        total += int((k * (k - 1) // 2).sum())
+    return total
+
+
 def _pb_bound(topology: HyperX, endpoints: np.ndarray, switches: np.ndarray) -> float:
+    """The bound, or any value >= 1 when the set's own links already give 1 (the
+    factor only needs max(1, 1 / PB))."""
     d_avg = average_distance(topology, endpoints)
     if d_avg <= 1e-12:
         return math.inf
+    size = np.asarray(endpoints).size
+    inner = 2.0 * _inner_links(topology, switches) / (size * d_avg)
+    if inner >= 1.0:
+        return inner
     n_hull = _hull_size(topology, tuple(int(s) for s in switches))
-    return 2.0 * n_hull / (np.asarray(endpoints).size * d_avg)
+    return 2.0 * n_hull / (size * d_avg)
 
 
 def analytic_factor(topology: HyperX, endpoints: np.ndarray, held_fraction: float) -> float:
