@@ -8,6 +8,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from hxportal.models import RunStatus, TrackedRun
+from whatif import constants
 from whatif.choices import StudyStatus, WorkloadFormat
 
 __all__ = ["WhatIfRun", "WhatIfStudy"]
@@ -70,7 +71,7 @@ class WhatIfStudy(models.Model):
 class WhatIfRun(TrackedRun):
     """One scenario (policy x spare rule) and seed of a study."""
 
-    task_name = "whatif.tasks.run_scenario"
+    task_name = constants.RUN_SCENARIO_TASK
 
     study = models.ForeignKey(WhatIfStudy, on_delete=models.CASCADE, related_name="runs")
     policy = models.CharField(max_length=32)

@@ -68,9 +68,10 @@ class _Machine:
     def __init__(self, topology: HyperX) -> None:
         self.hx = topology
         self.c = topology.concentration
-        self.free = np.ones(topology.n_endpoints, dtype=np.bool_)
+        self.size = topology.n_endpoints
+        self.free = np.ones(self.size, dtype=np.bool_)
         self.per_switch = np.full(topology.n_switches, self.c, dtype=np.int64)
-        self.n_free = topology.n_endpoints
+        self.n_free = self.size
 
     def take(self, eps: np.ndarray) -> None:
         self.free[eps] = False
@@ -156,7 +157,7 @@ class _Replay:
 
     def _start(self, j: int, t: float) -> None:
         m, model, total = self.m, self.model, int(self.totals[j])
-        held_fraction = 1.0 - m.n_free / self.hx.n_endpoints
+        held_fraction = 1.0 - m.n_free / m.size
         eps = allocate(self.hx, m.free, self.policy, total,
                        seed=(self.seed * 1_000_003 + j) % (2**32))
         m.take(eps)
@@ -285,7 +286,7 @@ def replay(jobs: Sequence[Job], topology: HyperX, policy: str,
         raise ValueError(f"jobs {too_big[:5]} do not fit the machine; leave them out first")
     r = _Replay(jobs, topology, policy, spares, model, seed)
     submits = np.array([j.submit for j in jobs], dtype=float)
-    n, nxt, started = len(jobs), 0, 0
+    n, nxt, started, size = len(jobs), 0, 0, topology.n_endpoints
     times: list[float] = []
     busy: list[float] = []
     queued: list[float] = []
@@ -301,7 +302,7 @@ def replay(jobs: Sequence[Job], topology: HyperX, policy: str,
         r.schedule(t)
         started += before - len(r.queue)
         times.append(t)
-        busy.append(topology.n_endpoints - r.m.n_free)
+        busy.append(size - r.m.n_free)
         queued.append(len(r.queue))
         whole.append(r.m.whole_free_switches())
         if progress is not None and started and started % 2000 == 0:

@@ -50,15 +50,16 @@ def _hull_size(topology: HyperX, switches: tuple[int, ...]) -> int:
 def _inner_links(topology: HyperX, switches: np.ndarray) -> int:
     """Links with both ends in the set: each is its own minimal path, so the hull
     holds at least these (a cheap lower bound of its size)."""
+    sides = topology.sides
     coords = topology.switch_coords()[switches]
+    switches = np.asarray(switches, dtype=np.int64)
     total = 0
-    for d in range(topology.dimensions):
-        others = np.delete(coords, d, axis=1)
-        if others.shape[1] == 0:
-            k = np.array([coords.shape[0]])
-        else:
-            _, k = np.unique(others, axis=0, return_counts=True)
+    stride = 1
+    for d in reversed(range(len(sides))):
+        line = switches - coords[:, d] * stride  # the switch with coordinate d set to 0
+        k = np.bincount(line)
         total += int((k * (k - 1) // 2).sum())
+        stride *= sides[d]
     return total
 
 
