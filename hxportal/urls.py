@@ -16,6 +16,7 @@ api_v1 = [
     path("", include("health.api.urls")),
     path("", include("recommendations.api.urls")),
     path("", include("simulation.api.urls")),
+    path("", include("whatif.api.urls")),
 ]
 
 urlpatterns = [
@@ -27,6 +28,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SwaggerDocsView.as_view(url_name="schema"), name="api-docs"),
     path("simulation/", include("simulation.urls")),
+    path("whatif/", include("whatif.urls")),
     path("", include("dashboard.urls")),
     path("", include("allocation.urls")),
     path("", include("health.urls")),

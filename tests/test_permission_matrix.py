@@ -52,6 +52,11 @@ RULES = {
     "SweepViewSet.results": V,
     "ReproductionStartView.POST": OP, "SweepReproductionView.GET": V,
     "SpectacularAPIView.GET": V, "SwaggerDocsView.GET": V,
+    "WhatIfStudyViewSet.list": V, "WhatIfStudyViewSet.retrieve": V,
+    "WhatIfStudyViewSet.create": OP, "WhatIfStudyViewSet.destroy": OP,
+    "WhatIfStudyViewSet.demo": OP, "WhatIfStudyViewSet.progress": V,
+    "WhatIfStudyViewSet.results": V, "WhatIfStudyViewSet.export_csv": V,
+    "WhatIfStudyViewSet.cancel": OP,
 }
 # Under /api/ but a page for people: signed out, it sends them to the login page.
 API_PAGES_FOR_PEOPLE = {"SwaggerDocsView"}
@@ -75,6 +80,9 @@ PAGE_RULES = {
     # The operations board: the global search and the CSV downloads of the job and
     # node lists read what the list pages read.
     "SearchView": V, "JobCSVView": V, "NodeCSVView": V,
+    "WhatIfListView": V, "WhatIfCreateView": OP, "WhatIfDemoStartView": OP,
+    "WhatIfDetailView": V, "WhatIfCancelView": OP, "WhatIfDeleteView": OP, "WhatIfCSVView": V,
+    "WhatIfJSONView": V,
 }
 SAFE = {"GET", "HEAD", "OPTIONS"}
 
@@ -141,10 +149,17 @@ def world(db, users, machine):
     from simulation.models import Sweep
 
     reproduction = Sweep.objects.create(name="r", preset="reproduction", user=owner)
+    from whatif import services as whatif
+    from whatif.replay import Job
+
+    study = whatif.create_study(machine=machine, jobs=[Job(1, 0, 0, 10, 4, 10)],
+                                info={"jobs": 1, "left_out": 0}, source="swf",
+                                policies=["row"], spares=["none"], user=owner)
     ids = {"jobs": job.pk, "recommendations": rec.pk, "estimation-runs": run.pk,
            "estimates": estimate.pk, "simulation-runs": sim.pk, "sweeps": sweep.pk,
            "simulation/runs": sim.pk, "simulation/sweeps": sweep.pk,
            "reproduction": reproduction.pk,  # sweeps/<pk>/reproduction/ needs one
+           "whatif": study.pk,
            "nodes": Node.objects.filter(machine=machine).first().pk}
     return ids
 

@@ -47,6 +47,13 @@ PATHS = [
     'api/v1/^sweeps/(?P<pk>[^/.]+)/cancel/$',
     'api/v1/^sweeps/(?P<pk>[^/.]+)/results/$',
     'api/v1/^sweeps/study/$',
+    'api/v1/^whatif/$',
+    'api/v1/^whatif/(?P<pk>[^/.]+)/$',
+    'api/v1/^whatif/(?P<pk>[^/.]+)/cancel/$',
+    'api/v1/^whatif/(?P<pk>[^/.]+)/csv/$',
+    'api/v1/^whatif/(?P<pk>[^/.]+)/progress/$',
+    'api/v1/^whatif/(?P<pk>[^/.]+)/results/$',
+    'api/v1/^whatif/demo/$',
     'api/v1/node-health/',
     'api/v1/partitions/properties/',
     'api/v1/select-fastest/',
@@ -99,6 +106,14 @@ PATHS = [
     'simulation/sweeps/new/',
     'simulation/sweeps/study/',
     'spares/',
+    'whatif/',
+    'whatif/<int:pk>/',
+    'whatif/<int:pk>/cancel/',
+    'whatif/<int:pk>/delete/',
+    'whatif/<int:pk>/results.csv',
+    'whatif/<int:pk>/results.json',
+    'whatif/demo/',
+    'whatif/new/',
 ]
 
 
@@ -119,5 +134,5 @@ def test_the_commands_operators_script_are_all_there():
     """Slurm scripts and cron jobs call these by name, whichever app holds them."""
     commands = get_commands()
     for name in ("hx_demo", "hx_allocate", "hx_partition", "hx_spares", "hx_estimate",
-                 "hx_simulate", "hx_user"):
+                 "hx_simulate", "hx_user", "hx_whatif"):
         assert name in commands, name

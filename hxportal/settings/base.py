@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "health",
     "simulation",
     "recommendations",
+    "whatif",
     "dashboard",
 ]
 
@@ -221,6 +222,8 @@ SPECTACULAR_SETTINGS = {
         "RecommendationStatusEnum": "recommendations.choices.RecommendationStatus",
         "SweepStatusEnum": "simulation.choices.SweepStatus",
         "NodeStateEnum": "allocation.choices.NodeState",
+        "PolicyEnum": "allocation.hyperx.ONLINE_POLICIES",
+        "WorkloadFormatEnum": "whatif.choices.WorkloadFormat",
     },
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }

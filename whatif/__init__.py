@@ -1,0 +1,1 @@
+"""What-if replay of a site's job log: every policy and spare rule on the machine."""
