@@ -26,6 +26,9 @@ LOCALITY_LOAD = 0.25
 #: A candidate without switch locality must be this much faster (simulated)
 #: than the best locality-aware one to be recommended anyway.
 CLEAR_WIN = 0.10
+#: Keys of ``Recommendation.inputs`` that hold the occupancy snapshot and the
+#: candidates' endpoints the ranking and accept read (not shown in the answer).
+SNAPSHOT_INPUTS = ("candidates", "held_endpoints", "down_endpoints", "estimate_id")
 KERNELS = {
     CommPattern.ALL_TO_ALL: "all2all",
     CommPattern.ALL_REDUCE: "allreduce",

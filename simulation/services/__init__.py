@@ -10,6 +10,10 @@
   run's result instead of simulating (``result["reused"]``; ``result["reused_from"]``
   names it, unless under ``HX_PRIVATE_DATA`` it is another user's run).
   Single runs are reused at creation; sweep runs when the worker claims them.
+  Work that needs a result inside its own task (a recommendation's predictions)
+  asks :func:`stored_result`: the stored result of that hash, else it simulates
+  once and stores a run of its ``origin`` (``SimulationRun.origin``), so
+  predictions, sweeps and calibrations share one store.
 * A sweep is the product of parameter lists over a base configuration, one run
   (and one Celery task) per point; its status and progress are derived from
   its runs.
@@ -37,6 +41,7 @@ from simulation.services.runs import (
     simulate_inline,
     simulate_work,
     start_run,
+    stored_result,
     summarise,
 )
 from simulation.services.sweeps import (
@@ -83,6 +88,7 @@ __all__ = [
     "start_reproduction",
     "start_run",
     "start_study",
+    "stored_result",
     "study_size",
     "summarise",
     "sweep_counts",
