@@ -22,6 +22,7 @@ from simulation import charts, reproduction_report, services
 from simulation.filtersets import SimulationRunPageFilterSet, SweepFilterSet
 from simulation.forms import RunForm, StudyForm, SweepForm
 from simulation.models import RunOrigin, SimulationRun, Sweep
+from simulation.presets import BASELINE_POLICY
 
 MAX_TABLE_ROWS = 500
 
@@ -210,7 +211,7 @@ class SweepDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
         sel = {key: self._pick(key, options.get(key, []))
                for key in ("routing", "vc_sets", "ranks", "pattern")}
         baseline = self._pick("baseline", policies,
-                              "diagonal" if "diagonal" in policies else None)
+                              BASELINE_POLICY if BASELINE_POLICY in policies else None)
         common = {k: sel[k] for k in ("routing", "vc_sets")}
         line = charts.escalation_chart(
             charts.escalation_series(charts.select(rows, **common, ranks=sel["ranks"],

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from allocation import slurm_topology
 from allocation.hyperx import (
+    BASELINE_POLICY,
     ONLINE_POLICIES,
     POLICIES,
     AllocationError,
@@ -36,7 +37,7 @@ from hxportal import hostlists
 from hxportal.errors import ConflictError
 
 MAX_SEED = 2**63 - 1
-__all__ = ["ONLINE_POLICIES", "POLICIES"]  # re-exported for forms and API choices
+__all__ = ["BASELINE_POLICY", "ONLINE_POLICIES", "POLICIES"]  # for forms and API choices
 
 
 @dataclass(frozen=True)

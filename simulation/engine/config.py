@@ -22,6 +22,7 @@ from allocation.hyperx.patterns import (
     PATTERNS,
     canonical_pattern,
 )
+from allocation.hyperx.policies import ONLINE_POLICIES
 
 __all__ = [
     "ALL2ALL_SCHEDULES",
@@ -50,19 +51,9 @@ ROUTINGS = ("dor", "min", "valiant", "omniwar")
 VC_SETS = ("shared", "per_partition")
 ALLOCATORS = ("random", "round_robin")
 SCENARIOS = ("single", "escalation", "interference", "background")
-#: Names of the online allocation policies, spelled as
-#: ``allocation.hyperx.ONLINE_POLICIES`` (a test checks they agree): the study's
-#: seven (docs/domain.md section 2.1), then our own.
-POLICY_NAMES = (
-    "row",
-    "diagonal",
-    "full_spread",
-    "rectangular",
-    "l_shape",
-    "random_switch",
-    "random_endpoint",
-    "least_loaded_diagonal",
-)
+#: Names of the online allocation policies: the policy registry's
+#: (``allocation.hyperx.policies.REGISTRY``), the study's seven then our own.
+POLICY_NAMES = ONLINE_POLICIES
 ALL2ALL_SCHEDULES = ("rounds", "blocks")
 OCCUPANCIES = ("port_vc", "vc")
 PORT_CHOICES = ("wait", "fallback")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from allocation.hyperx import POLICIES, HyperX, allocate, static_partition
+from allocation.hyperx import HyperX, allocate, fits_formula, static_partition
 
 from .config import SimConfig
 from .traffic import AppSpec
@@ -47,12 +47,11 @@ def build_partitions(config: SimConfig) -> list[np.ndarray]:
     c = config.concentration
     n = sides[0]
     if (
-        config.policy in POLICIES
+        fits_formula(config.policy, n)
         and len(sides) == 2
         and sides[0] == sides[1] == c
         and config.ranks % (n * n) == 0
         and n_apps * (config.ranks // (n * n)) <= n
-        and (n % 2 == 0 or config.policy not in ("rectangular", "l_shape"))
     ):
         blocks = config.ranks // (n * n)
         return [
