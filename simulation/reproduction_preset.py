@@ -21,6 +21,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from allocation.hyperx.patterns import (
+    KERNEL_PATTERNS,
+    PERMUTATION,
+    SWITCH_PERMUTATION,
+    UNIFORM,
+)
 from simulation.presets import STUDY_MACHINE, STUDY_POLICIES
 
 __all__ = ["DEFAULT_SEEDS", "MAX_SEEDS", "reproduction_configs", "reproduction_size"]
@@ -29,11 +35,11 @@ DEFAULT_SEEDS = 3
 MAX_SEEDS = 8
 #: Seeds of the two ordering parts (at most; fewer when ``seeds`` is smaller).
 STATIC_SEEDS = 2
-TABLE4_KERNELS = ("all2all", "allreduce", "stencil4", "stencil8", "random_involution")
+TABLE4_KERNELS = KERNEL_PATTERNS
 TABLE4_RANKS = (64, 128)
-ESCALATION_PATTERNS = ("uniform", "permutation")
+ESCALATION_PATTERNS = (UNIFORM, PERMUTATION)
 ESCALATION_REPLICAS = (1, 2, 4, 8)
-INTERFERENCE_PATTERNS = ("uniform", "switch_permutation")
+INTERFERENCE_PATTERNS = (UNIFORM, SWITCH_PERMUTATION)
 STATIC_RANKS = 64
 STATIC_TRAFFIC = {"packets_per_task": 64, "rate": 1.0}
 

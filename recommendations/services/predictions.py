@@ -21,18 +21,15 @@ from recommendations.models import (
 )
 from recommendations.services.ranking import analytic_factors, store_ranking
 from simulation import services as simulation
-from simulation.engine.config import study_message_packets
 from simulation.models import RunOrigin
 
 
 def prediction_config(machine: Machine, rec: Recommendation, policy: str) -> dict:
     """Engine config for one policy's short simulation of the job's pattern."""
     kernel = constants.KERNELS[rec.pattern]
-    ranks = rec.node_count
-    if kernel == "allreduce":
-        ranks = 1 << (ranks.bit_length() - 1)  # Rabenseifner needs a power of two
-    ranks = max(ranks, 2)
-    volume = study_message_packets(kernel, ranks) // constants.PREDICTION_VOLUME_DIVISOR
+    ranks = max(simulation.usable_ranks(kernel, rec.node_count), 2)
+    volume = simulation.study_message_packets(kernel, ranks) \
+        // constants.PREDICTION_VOLUME_DIVISOR
     config = {"sides": list(machine.sides), "concentration": machine.concentration,
               "routing": "omniwar", "vcs": max(4, 2 * len(machine.sides)),
               "vc_sets": "shared", "policy": policy,
@@ -40,7 +37,7 @@ def prediction_config(machine: Machine, rec: Recommendation, policy: str) -> dic
               else "single",
               "pattern": kernel, "ranks": ranks, "seed": constants.PREDICTION_SEEDS[0],
               "max_cycles": 2_000_000, "message_packets": max(1, volume)}
-    if kernel == "uniform":
+    if not simulation.is_kernel(kernel):  # open loop: a bounded amount at full load
         config.update(rate=1.0, packets_per_task=64)
     return config
 

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from allocation.hyperx.fragmentation import broken_switches
+from allocation.hyperx.patterns import canonical_pattern
 from allocation.models import CommPattern, Job, Machine
 from allocation.services import jobs, machines, slurm, slurm_sync
 from health import services as health
@@ -30,7 +31,6 @@ from recommendations.models import (
 )
 from recommendations.services.predictions import answer_at_deadline, prediction_config
 from recommendations.services.ranking import analytic_factors, share_outcome, store_ranking
-from simulation.engine.config import canonical_pattern
 
 
 def default_policy() -> str:

@@ -21,6 +21,7 @@
 The service API of the app, by topic: :mod:`.configs`, :mod:`.runs`,
 :mod:`.sweeps`; the web side's limits are in ``simulation.constants``."""
 
+from simulation.engine.config import study_message_packets
 from simulation.services.configs import (
     CHOICES,
     CONFIG_FIELDS,
@@ -29,8 +30,10 @@ from simulation.services.configs import (
     check_config,
     config_hash,
     describe,
+    is_kernel,
     machine_partitions,
     parse_config,
+    usable_ranks,
     validate_config,
 )
 from simulation.services.runs import (
@@ -79,6 +82,7 @@ __all__ = [
     "describe",
     "execute_run",
     "expand_sweep",
+    "is_kernel",
     "machine_partitions",
     "parse_config",
     "result_row",
@@ -89,12 +93,14 @@ __all__ = [
     "start_run",
     "start_study",
     "stored_result",
+    "study_message_packets",
     "study_size",
     "summarise",
     "sweep_counts",
     "sweep_progress",
     "sweep_rows",
     "sweep_status_text",
+    "usable_ranks",
     "validate_config",
     "with_counts",
 ]
