@@ -12,7 +12,7 @@ class CommPattern(models.TextChoices):
     """A job's communication pattern, named as the simulator names it (one
     vocabulary: ``simulation.engine.config.PATTERNS``); the hyphenated names
     of earlier versions (``all-to-all``, ``stencil-4``, ...) are accepted on
-    input as aliases (:func:`allocation.patterns.canonical`)."""
+    input as aliases (:func:`allocation.pattern_fields.canonical`)."""
 
     ALL_TO_ALL = patterns.ALL2ALL, "All-to-all"
     ALL_REDUCE = patterns.ALLREDUCE, "All-reduce"

@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from allocation.layout import MAX_CONCENTRATION, MAX_NODES
 from allocation.models import CommPattern, JobStatus, NodeState
 from allocation.models.machines import NAME_VALIDATOR
-from allocation.patterns import PatternFormField
+from allocation.pattern_fields import PatternFormField
 from allocation.services.jobs import BASELINE_POLICY, MAX_SEED, ONLINE_POLICIES
 from hxportal import hostlists
 

@@ -7,7 +7,7 @@ from rest_framework import serializers
 from allocation.api.serializers.jobs import POLICY_CHOICES, positive_time, time_field
 from allocation.layout import MAX_NODES
 from allocation.models import Machine
-from allocation.patterns import PatternChoiceField
+from allocation.pattern_fields import PatternChoiceField
 from hxportal.api.fields import NameRelatedField
 from hxportal.validators import no_control_characters
 from recommendations import services as recommendations

@@ -52,12 +52,20 @@ and external id) gets the same row; anyone else asking gets a row of their own
 (``shared_from``) with the ranking, or the simulations still running, of the
 first; under ``HX_PRIVATE_DATA`` only among rows the asker may read.
 
-The service API of the app, by topic: :mod:`.requests` (ask, cache, refresh,
+The service API of the app, by topic: :mod:`.lifecycle` (ask, cache, refresh,
 accept), :mod:`.ranking` (factors, spare model, refusal rules) and
 :mod:`.predictions` (the simulations). Limits and tuning are in
 ``recommendations.constants``.
 """
 
+from recommendations.services.lifecycle import (
+    accept,
+    default_policy,
+    expire_overdue,
+    occupancy_fingerprint,
+    refresh,
+    request_recommendation,
+)
 from recommendations.services.predictions import (
     finish_if_complete,
     predict_work,
@@ -66,14 +74,6 @@ from recommendations.services.predictions import (
     run_prediction,
 )
 from recommendations.services.ranking import analytic_factors, sbatch_lines, store_ranking
-from recommendations.services.requests import (
-    accept,
-    default_policy,
-    expire_overdue,
-    occupancy_fingerprint,
-    refresh,
-    request_recommendation,
-)
 
 __all__ = [
     "accept",
