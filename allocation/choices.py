@@ -5,19 +5,21 @@ from __future__ import annotations
 
 from django.db import models
 
+from allocation.hyperx import patterns
+
 
 class CommPattern(models.TextChoices):
     """A job's communication pattern, named as the simulator names it (one
     vocabulary: ``simulation.engine.config.PATTERNS``); the hyphenated names
     of earlier versions (``all-to-all``, ``stencil-4``, ...) are accepted on
-    input as aliases (:func:`allocation.patterns.canonical`)."""
+    input as aliases (:func:`allocation.pattern_fields.canonical`)."""
 
-    ALL_TO_ALL = "all2all", "All-to-all"
-    ALL_REDUCE = "allreduce", "All-reduce"
-    STENCIL_4 = "stencil4", "Stencil (4 neighbours)"
-    STENCIL_8 = "stencil8", "Stencil (8 neighbours)"
-    RANDOM_INVOLUTION = "random_involution", "Random involution"
-    UNIFORM = "uniform", "Uniform"
+    ALL_TO_ALL = patterns.ALL2ALL, "All-to-all"
+    ALL_REDUCE = patterns.ALLREDUCE, "All-reduce"
+    STENCIL_4 = patterns.STENCIL4, "Stencil (4 neighbours)"
+    STENCIL_8 = patterns.STENCIL8, "Stencil (8 neighbours)"
+    RANDOM_INVOLUTION = patterns.RANDOM_INVOLUTION, "Random involution"
+    UNIFORM = patterns.UNIFORM, "Uniform"
     UNKNOWN = "unknown", "Unknown"
 
 

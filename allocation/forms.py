@@ -8,8 +8,8 @@ from django.core.exceptions import ValidationError
 from allocation.layout import MAX_CONCENTRATION, MAX_NODES
 from allocation.models import CommPattern, JobStatus, NodeState
 from allocation.models.machines import NAME_VALIDATOR
-from allocation.patterns import PatternFormField
-from allocation.services.jobs import MAX_SEED, ONLINE_POLICIES
+from allocation.pattern_fields import PatternFormField
+from allocation.services.jobs import BASELINE_POLICY, MAX_SEED, ONLINE_POLICIES
 from hxportal import hostlists
 
 
@@ -129,7 +129,7 @@ class JobForm(ServiceFieldsMixin, forms.Form):
     external_id = forms.CharField(max_length=64, required=False, label="External id (Slurm)")
     node_count = forms.IntegerField(min_value=1, max_value=MAX_NODES)
     pattern = PatternFormField(choices=CommPattern.choices, initial=CommPattern.UNKNOWN)
-    policy = forms.ChoiceField(choices=POLICY_CHOICES, initial="diagonal")
+    policy = forms.ChoiceField(choices=POLICY_CHOICES, initial=BASELINE_POLICY)
     seed = forms.IntegerField(min_value=0, max_value=MAX_SEED, initial=0)
     t_cmpt = seconds_field("Compute time (s)")
     t_comm = seconds_field("Communication time (s)", zero=True)

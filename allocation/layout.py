@@ -76,13 +76,13 @@ def validate_shape(sides: object, concentration: object) -> MachineShape:
     return shape
 
 
-def default_pattern(name: str, node_count: int) -> str:
+def default_hostname_pattern(name: str, node_count: int) -> str:
     """``hx{n:03d}`` for a machine ``hx`` of 512 nodes: hx001 .. hx512."""
     width = len(str(node_count))
     return f"{name}{{n:0{width}d}}"
 
 
-def validate_pattern(pattern: str) -> None:
+def validate_hostname_pattern(pattern: str) -> None:
     """Allow only the documented fields and integer format specs (no attribute access)."""
     if len(pattern) > 128:
         raise LayoutError("hostname_pattern", "longer than 128 characters")
@@ -115,7 +115,7 @@ def node_coordinates(shape: MachineShape) -> np.ndarray:
 
 def pattern_hostnames(shape: MachineShape, pattern: str, machine: str) -> list[str]:
     """Hostnames from a validated pattern, one per endpoint in index order."""
-    validate_pattern(pattern)
+    validate_hostname_pattern(pattern)
     coords = node_coordinates(shape).tolist()
     c = shape.concentration
     names = []

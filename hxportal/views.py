@@ -99,14 +99,17 @@ class FilteredListMixin:
     """A list page narrowed by ``filterset_class`` from the query string, whose
     ``page`` belongs to the pager (``templates/inc/pagination.html`` keeps the filters
     in its links). ``fixed`` filters override the query string's (a machine's node
-    list stays that machine's). Invalid filters list nothing and answer 400; the
+    list stays that machine's); ``defaults`` apply when the query string does not name
+the filter (``?origin=`` still asks for any). Invalid filters list nothing and answer 400; the
     template shows ``filterset.errors``."""
 
     filterset_class: type | None = None
 
-    def filtered(self, queryset, **fixed: str):
+    def filtered(self, queryset, defaults: dict[str, str] | None = None, **fixed: str):
         data = self.request.GET.copy()
         data.pop("page", None)
+        for name, value in (defaults or {}).items():
+            data.setdefault(name, value)
         for name, value in fixed.items():
             data[name] = value
         self.filterset = self.filterset_class(data, queryset=queryset)

@@ -26,12 +26,10 @@ LOCALITY_LOAD = 0.25
 #: A candidate without switch locality must be this much faster (simulated)
 #: than the best locality-aware one to be recommended anyway.
 CLEAR_WIN = 0.10
-KERNELS = {
-    CommPattern.ALL_TO_ALL: "all2all",
-    CommPattern.ALL_REDUCE: "allreduce",
-    CommPattern.STENCIL_4: "stencil4",
-    CommPattern.STENCIL_8: "stencil8",
-    CommPattern.RANDOM_INVOLUTION: "random_involution",
-    CommPattern.UNIFORM: "uniform",
-    CommPattern.UNKNOWN: "uniform",
-}
+#: Keys of ``Recommendation.inputs`` that hold the occupancy snapshot and the
+#: candidates' endpoints the ranking and accept read (not shown in the answer).
+SNAPSHOT_INPUTS = ("candidates", "held_endpoints", "down_endpoints", "estimate_id")
+#: The simulator's pattern for a job's: its own name (one vocabulary), and uniform
+#: traffic for a job that does not say.
+KERNELS = {**{p: str(p) for p in CommPattern if p != CommPattern.UNKNOWN},
+           CommPattern.UNKNOWN: str(CommPattern.UNIFORM)}

@@ -12,7 +12,7 @@ from allocation.forms import (
 )
 from allocation.layout import MAX_NODES
 from allocation.models import CommPattern, Machine
-from allocation.patterns import PatternFormField
+from allocation.pattern_fields import PatternFormField
 
 
 class RecommendationForm(ServiceFieldsMixin, forms.Form):

@@ -14,3 +14,13 @@ class SweepStatus(models.TextChoices):
     FAILED = "failed", "Finished with failures"
     CANCELLED = "cancelled", "Cancelled"
     EMPTY = "empty", "Empty"
+
+
+class RunOrigin(models.TextChoices):
+    """Why a run exists: a person or sweep submitted it, a recommendation's prediction
+    needed it, or a calibration did. Every origin shares the stored results (reuse by
+    configuration hash); the runs page lists submitted runs unless asked otherwise."""
+
+    SUBMITTED = "submitted", "Submitted"
+    PREDICTION = "prediction", "Prediction"
+    CALIBRATION = "calibration", "Calibration"

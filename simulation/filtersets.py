@@ -6,7 +6,7 @@ from django_filters import rest_framework as filters
 
 from hxportal.api.filters import HxFilterSet, StrictBooleanFilter
 from hxportal.models import RunStatus
-from simulation.models import SimulationRun, Sweep
+from simulation.models import RunOrigin, SimulationRun, Sweep
 
 
 class SimulationRunFilterSet(HxFilterSet):
@@ -21,6 +21,16 @@ class SimulationRunFilterSet(HxFilterSet):
     class Meta:
         model = SimulationRun
         fields = ["status", "sweep", "standalone", "policy", "pattern", "user"]
+
+
+class SimulationRunPageFilterSet(SimulationRunFilterSet):
+    """The runs page's filters: the API's, and which runs by origin (the page shows
+    submitted runs unless asked; the API lists only those)."""
+
+    origin = filters.ChoiceFilter(choices=RunOrigin.choices, empty_label="any")
+
+    class Meta(SimulationRunFilterSet.Meta):
+        fields = [*SimulationRunFilterSet.Meta.fields, "origin"]
 
 
 class SweepFilterSet(HxFilterSet):

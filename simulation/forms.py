@@ -7,6 +7,7 @@ import re
 
 from django import forms
 
+from allocation.hyperx.patterns import KERNEL_PATTERNS
 from allocation.models import Machine
 from simulation import services
 from simulation.presets import MAX_SCALE
@@ -36,7 +37,7 @@ class RunForm(forms.Form):
                                        help_text="Endpoints per switch.")
     policy = forms.ChoiceField(choices=_choices("policy"), initial=D["policy"])
     scenario = forms.ChoiceField(choices=_choices("scenario"), initial=D["scenario"])
-    pattern = forms.ChoiceField(choices=_choices("pattern"), initial="all2all")
+    pattern = forms.ChoiceField(choices=_choices("pattern"), initial=KERNEL_PATTERNS[0])
     ranks = forms.IntegerField(initial=D["ranks"], min_value=1)
     replicas = forms.IntegerField(initial=D["replicas"], min_value=1,
                                   help_text="Applications in the escalation scenario.")

@@ -8,10 +8,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from hxportal.models import RunStatus, TrackedRun
-from simulation.choices import SweepStatus
+from simulation.choices import RunOrigin, SweepStatus
 
-__all__ = ["SimulationRun", "Sweep", "SweepStatus"]
-
+__all__ = ["RunOrigin", "SimulationRun", "Sweep", "SweepStatus"]
 
 
 class Sweep(models.Model):
@@ -82,10 +81,16 @@ class SimulationRun(TrackedRun):
                                help_text="Headline figures of the result (lists and charts).")
     wall_seconds = models.FloatField(null=True, blank=True,
                                      help_text="Wall time of simulate() on the worker.")
+    origin = models.CharField(max_length=16, choices=RunOrigin.choices,
+                              default=RunOrigin.SUBMITTED, db_index=True,
+                              help_text="Who needed the run: submitted (a person or sweep), "
+                                        "a recommendation's prediction, a calibration.")
 
     class Meta(TrackedRun.Meta):
         indexes = [
             models.Index(fields=["sweep", "status"], name="simrun_sweep_status"),
+            models.Index(fields=["config_hash", "engine_version", "status"],
+                         name="simrun_stored_result"),
         ]
 
     def __str__(self) -> str:

@@ -26,14 +26,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from allocation.hyperx.policies import BASELINE_POLICY, POLICIES
 from simulation.engine.config import KERNEL_PATTERNS, study_message_packets
 
-__all__ = ["STUDY_AXES", "STUDY_MACHINE", "study_configs", "study_size"]
+__all__ = ["BASELINE_POLICY", "STUDY_AXES", "STUDY_MACHINE", "study_configs", "study_size"]
 
 STUDY_MACHINE = {"sides": [8, 8], "concentration": 8}
-#: The seven policies of the study (docs/domain.md section 2.1), whatever else the engine knows.
-STUDY_POLICIES = ("row", "diagonal", "full_spread", "rectangular", "l_shape",
-                  "random_switch", "random_endpoint")
+#: The seven policies of the study (docs/domain.md section 2.1), whatever else the engine
+#: knows: the registry's policies with a static formula.
+STUDY_POLICIES = POLICIES
 STUDY_RANKS = (64, 128, 256)
 STUDY_ROUTINGS = ("min", "omniwar")
 STUDY_VC_SETS = ("shared", "per_partition")

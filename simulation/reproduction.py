@@ -38,6 +38,8 @@ from typing import Any
 
 from scipy import stats
 
+from allocation.hyperx.policies import BASELINE_POLICY
+
 __all__ = [
     "ESCALATION",
     "INTERFERENCE",
@@ -374,7 +376,7 @@ def _table4(times: Mapping[Key, float], combos: set[Combo], published: Mapping[s
             tolerance: float) -> dict[str, Any]:
     table = published["table4"]
     kernels = list(table["kernels"])
-    baseline = published.get("baseline", "diagonal")
+    baseline = published.get("baseline", BASELINE_POLICY)
     policies = list(published["policies"])
     out = []
     for ranks in _ranks_of(table):
@@ -422,7 +424,7 @@ def _relative(times: Mapping[Key, float], part: str, combos: set[Combo],
 def _orderings(times: Mapping[Key, float], combos: Mapping[str, set[Combo]],
                published: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     policies = list(published["policies"])
-    baseline = published.get("baseline", "diagonal")
+    baseline = published.get("baseline", BASELINE_POLICY)
     descriptions = published.get("ordering_parts", {})
     parts = {}
     for part in (ESCALATION, INTERFERENCE):

@@ -19,9 +19,10 @@ from hxportal.roles import Role
 from hxportal.text import pluralize
 from hxportal.views import FilteredListMixin, OwnedRowsMixin, RoleRequiredMixin, ServiceFormView
 from simulation import charts, reproduction_report, services
-from simulation.filtersets import SimulationRunFilterSet, SweepFilterSet
+from simulation.filtersets import SimulationRunPageFilterSet, SweepFilterSet
 from simulation.forms import RunForm, StudyForm, SweepForm
-from simulation.models import SimulationRun, Sweep
+from simulation.models import RunOrigin, SimulationRun, Sweep
+from simulation.presets import BASELINE_POLICY
 
 MAX_TABLE_ROWS = 500
 
@@ -76,12 +77,12 @@ class RunListView(RoleRequiredMixin, OwnedRowsMixin, FilteredListMixin, ListView
     template_name = "simulation/run_list.html"
     context_object_name = "runs"
     paginate_by = 50
-    filterset_class = SimulationRunFilterSet
+    filterset_class = SimulationRunPageFilterSet
 
     def get_queryset(self):
         return self.filtered(self.readable(
             SimulationRun.objects.select_related("user", "sweep").defer("result", "log")
-            .order_by("-created_at", "-id")))
+            .order_by("-created_at", "-id")), defaults={"origin": RunOrigin.SUBMITTED})
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
@@ -210,7 +211,7 @@ class SweepDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
         sel = {key: self._pick(key, options.get(key, []))
                for key in ("routing", "vc_sets", "ranks", "pattern")}
         baseline = self._pick("baseline", policies,
-                              "diagonal" if "diagonal" in policies else None)
+                              BASELINE_POLICY if BASELINE_POLICY in policies else None)
         common = {k: sel[k] for k in ("routing", "vc_sets")}
         line = charts.escalation_chart(
             charts.escalation_series(charts.select(rows, **common, ranks=sel["ranks"],

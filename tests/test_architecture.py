@@ -16,6 +16,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from allocation.hyperx import ONLINE_POLICIES
+from allocation.hyperx.patterns import PATTERNS
+
 ROOT = Path(__file__).resolve().parents[1]
 APPS = ("hxportal", "allocation", "health", "simulation", "recommendations", "dashboard")
 MODULES = sorted(p for app in APPS for p in (ROOT / app).rglob("*.py")
@@ -79,3 +82,25 @@ def test_pre_commit_runs_ruff_and_import_linter():
     linter = hooks["import-linter"]
     assert (linter["repo"], linter["entry"], linter["language"], linter["pass_filenames"]) == (
         "local", "lint-imports", "system", False)
+
+
+def _literal_modules(names: set[str]) -> dict[str, set[str]]:
+    """For each name, the app modules (outside migrations) spelling it as a string literal."""
+    where: dict[str, set[str]] = {name: set() for name in names}
+    for path in MODULES:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in where:
+                where[node.value].add(path.relative_to(ROOT).as_posix())
+    return where
+
+
+def test_policy_and_kernel_names_are_spelled_in_at_most_two_modules():
+    """Each policy and pattern name has one home (the policy registry, the pattern
+    vocabulary) and at most one more place that must spell it (a setting's default,
+    the engine's default configuration); every other module reads the registries."""
+    where = _literal_modules(set(ONLINE_POLICIES) | set(PATTERNS))
+    assert where["least_loaded_diagonal"] == {"allocation/hyperx/policies.py"}
+    assert where["allreduce"] == {"allocation/hyperx/patterns.py"}
+    spread = {name: sorted(modules) for name, modules in where.items() if len(modules) > 2}
+    assert not spread, spread
+

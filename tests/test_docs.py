@@ -12,6 +12,7 @@ is checked before it is first committed. Without git, the tree is walked.
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 from functools import cache
@@ -139,3 +140,66 @@ def test_paths_the_design_docs_name_exist():
             if not (ROOT / match.group(1)).exists():
                 missing.append(f"docs/{name}:{line_of(text, match.start())}: {match.group(1)}")
     assert not missing, "paths named in the docs that do not exist:\n" + "\n".join(missing)
+
+
+#: "`NAME` in `path.py`" and "`NAME` (`path.py`": a symbol named beside the file it is in.
+SYMBOL_BESIDE = re.compile(
+    rf"`([A-Za-z_]\w*(?:\.\w+)?)`(?:\s+in\s+|\s*\()`((?:{'|'.join(TOP_DIRS)})/[\w./-]+\.py)`")
+
+
+def defined_names(path: Path) -> dict[str, set[str]]:
+    """Names a module defines or imports at its top level, each with the names
+    defined in its body (a class's methods and attributes)."""
+    names: dict[str, set[str]] = {}
+    for node in ast.parse(read(path)).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names[node.name] = {getattr(n, "name", None) or t.id
+                                for n in getattr(node, "body", []) if isinstance(
+                                    n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+                                    | ast.Assign | ast.AnnAssign)
+                                for t in ([n] if hasattr(n, "name") else getattr(
+                                    n, "targets", [getattr(n, "target", None)]))
+                                if hasattr(n, "name") or isinstance(t, ast.Name)}
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            for target in getattr(node, "targets", [getattr(node, "target", None)]):
+                if isinstance(target, ast.Name):
+                    names[target.id] = set()
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                names[(alias.asname or alias.name).split(".")[0]] = set()
+    return names
+
+
+def symbols_beside_paths(text: str) -> list[tuple[int, str, str]]:
+    return [(line_of(text, m.start()), m.group(1), m.group(2))
+            for m in SYMBOL_BESIDE.finditer(text)]
+
+
+def test_symbols_the_design_docs_name_beside_a_path_are_defined_there():
+    """"`least_loaded_diagonal` (`allocation/hyperx/ours.py`)" must stay true: the
+    function is defined (or imported) at the top level of that file."""
+    wrong, checked = [], 0
+    for name in ("architecture.md", "domain.md"):
+        text = read(ROOT / "docs" / name)
+        for line, symbol, where in symbols_beside_paths(text):
+            path = ROOT / where
+            if not path.is_file():
+                continue  # test_paths_the_design_docs_name_exist says so
+            checked += 1
+            head, _, member = symbol.partition(".")
+            names = defined_names(path)
+            if head not in names or (member and member not in names[head]):
+                wrong.append(f"docs/{name}:{line}: {symbol} is not defined in {where}")
+    assert not wrong, "symbols named beside a file they are not in:\n" + "\n".join(wrong)
+    assert checked >= 5, checked
+
+
+def test_the_symbol_check_reads_both_forms(tmp_path):
+    text = ("Add it to `OWN` in `allocation/hyperx/policies.py`; `allocate`\n"
+            "(`allocation/hyperx/online.py`) dispatches; `SimConfig.validate` in\n"
+            "`simulation/engine/config.py`.")
+    assert [(s, p) for _, s, p in symbols_beside_paths(text)] == [
+        ("OWN", "allocation/hyperx/policies.py"), ("allocate", "allocation/hyperx/online.py"),
+        ("SimConfig.validate", "simulation/engine/config.py")]
+    names = defined_names(ROOT / "simulation/engine/config.py")
+    assert "validate" in names["SimConfig"] and "allocate" not in names

@@ -1,8 +1,10 @@
-"""Online forms of the seven policies: pick endpoints among the free ones.
+"""Online forms of the study's seven policies: pick endpoints among the free ones.
 
-:func:`allocate` works on any HyperX (any q, sides, concentration c) and any
-job size, returns endpoint ids in rank order, is deterministic for a seed and
-never returns an unavailable endpoint. Each policy keeps its character
+Each is a function ``(placement, size, seed) -> endpoint ids`` that the policy
+registry (:mod:`allocation.hyperx.policies`) names; :func:`~allocation.hyperx.allocate`
+checks the request and calls it. ``allocate`` works on any HyperX (any q, sides,
+concentration c) and any job size, returns endpoint ids in rank order, is deterministic
+for a seed and never returns an unavailable endpoint. Each policy keeps its character
 (docs/domain.md section 2.2); "full" switches below are switches whose c endpoints
 are all available, k = ceil(size / c) is the number of whole switches a job
 needs.
@@ -66,17 +68,16 @@ takes a few milliseconds for every policy (see benchmarks/bench_allocation.py).
 
 from __future__ import annotations
 
-import numbers
 from functools import lru_cache
 
 import numpy as np
 
 from ._kernels import transversal_rounds
-from .ours import OWN_POLICIES, least_loaded_diagonal
-from .policies import check_policy
 from .topology import HyperX
 
-__all__ = ["AllocationError", "allocate"]
+__all__ = ["AllocationError", "Placement", "place_diagonal", "place_full_spread",
+           "place_l_shape", "place_random_endpoint", "place_random_switch",
+           "place_rectangular", "place_row", "take"]
 
 
 class AllocationError(ValueError):
@@ -87,88 +88,20 @@ class AllocationError(ValueError):
         self.reason = reason
 
 
-def allocate(
-    topology: HyperX, available: np.ndarray, policy: str, size: int, seed: int = 0,
-    busy: np.ndarray | None = None,
-) -> np.ndarray:
-    """Choose ``size`` available endpoints for a job with an online policy.
+class Placement:
+    """Per-call views of the availability (and of what other jobs hold: ``held``)."""
 
-    Parameters
-    ----------
-    topology : HyperX
-    available : numpy.ndarray of bool, shape (n_endpoints,)
-        True for endpoints that are free and healthy.
-    policy : str
-        One of :data:`allocation.hyperx.POLICIES`.
-    size : int
-        Number of endpoints (nodes) the job needs, >= 1.
-    seed : int
-        Seed of the random policies (others ignore it); None means 0, so the
-        result is always reproducible.
-
-    Returns
-    -------
-    numpy.ndarray of int64
-        ``size`` distinct available endpoint ids in rank order.
-
-    Raises
-    ------
-    AllocationError
-        When fewer than ``size`` endpoints are available.
-
-    Examples
-    --------
-    >>> hx = HyperX((4, 4), 4)
-    >>> free = np.ones(hx.n_endpoints, dtype=bool)
-    >>> allocate(hx, free, "row", 6).tolist()
-    [0, 1, 2, 3, 4, 5]
-    >>> hx.switch_of(allocate(hx, free, "diagonal", 16)).tolist()[::4]
-    [0, 5, 10, 15]
-    >>> free[:60] = False
-    >>> allocate(hx, free, "full_spread", 5)
-    Traceback (most recent call last):
-    ...
-    allocation.hyperx.online.AllocationError: need 5 nodes, 4 available
-    """
-    if policy not in OWN_POLICIES:
-        check_policy(policy)
-    avail = np.asarray(available)
-    if avail.shape != (topology.n_endpoints,):
-        raise ValueError(
-            f"available must have shape ({topology.n_endpoints},), got {avail.shape}"
-        )
-    avail = avail.astype(np.bool_, copy=False)
-    if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
-        raise ValueError(f"size must be an int >= 1, got {size!r}")
-    size = int(size)
-    n_free = int(np.count_nonzero(avail))
-    if size > n_free:
-        raise AllocationError(f"need {size} nodes, {n_free} available")
-    ctx = _Ctx(topology, avail)
-    if policy in OWN_POLICIES:
-        held = ~avail if busy is None else np.asarray(busy, dtype=np.bool_)
-        if held.shape != avail.shape:
-            raise ValueError(f"busy must have shape ({topology.n_endpoints},)")
-        picks = least_loaded_diagonal(topology, ctx.free, ctx.full, held, size)
-        return _take(ctx, picks, size).astype(np.int64, copy=False)
-    out = _DISPATCH[policy](ctx, size, 0 if seed is None else seed)
-    assert out.size == size
-    return out.astype(np.int64, copy=False)
-
-
-class _Ctx:
-    """Per-call views of the availability."""
-
-    def __init__(self, topology: HyperX, avail: np.ndarray) -> None:
+    def __init__(self, topology: HyperX, avail: np.ndarray, held: np.ndarray) -> None:
         self.hx = topology
         self.c = topology.concentration
         self.avail = avail
+        self.held = held
         self.free2d = avail.reshape(topology.n_switches, self.c)
         self.free = self.free2d.sum(axis=1).astype(np.int64)
         self.full = self.free == self.c
 
 
-def _take(ctx: _Ctx, switches: np.ndarray, size: int) -> np.ndarray:
+def take(ctx: Placement, switches: np.ndarray, size: int) -> np.ndarray:
     """All free endpoints of ``switches`` in that order (local order inside),
     truncated to ``size``."""
     switches = np.asarray(switches, dtype=np.int64)
@@ -177,12 +110,12 @@ def _take(ctx: _Ctx, switches: np.ndarray, size: int) -> np.ndarray:
     return eps[sub][:size]
 
 
-def _need_switches(ctx: _Ctx, size: int) -> int:
+def _need_switches(ctx: Placement, size: int) -> int:
     return -(-size // ctx.c)
 
 
 # ------------------------------------------------------------------- row
-def _row(ctx: _Ctx, size: int, seed: int) -> np.ndarray:
+def place_row(ctx: Placement, size: int, seed: int) -> np.ndarray:
     n_last = ctx.hx.sides[-1]
     n_lines = ctx.hx.n_switches // n_last
     k = _need_switches(ctx, size)
@@ -202,11 +135,11 @@ def _row(ctx: _Ctx, size: int, seed: int) -> np.ndarray:
         part = sw[(ctx.free > 0) & ~ctx.full]
         part = part[np.lexsort((part, rank[part], -ctx.free[part]))]
         order = np.concatenate([order, part])
-    return _take(ctx, order, size)
+    return take(ctx, order, size)
 
 
 # -------------------------------------------------------------- diagonal
-def _diagonal(ctx: _Ctx, size: int, seed: int) -> np.ndarray:
+def place_diagonal(ctx: Placement, size: int, seed: int) -> np.ndarray:
     coords = ctx.hx.switch_coords()
     smax = max(ctx.hx.sides)
     full_ids = np.nonzero(ctx.full)[0].astype(np.int64)
@@ -217,11 +150,11 @@ def _diagonal(ctx: _Ctx, size: int, seed: int) -> np.ndarray:
         part = part[np.argsort(-ctx.free[part], kind="stable")]
         more = transversal_rounds(coords, part, ctx.free, size - got, smax)
         picks = np.concatenate([picks, more])
-    return _take(ctx, picks, size)
+    return take(ctx, picks, size)
 
 
 # ----------------------------------------------------------- full spread
-def _full_spread(ctx: _Ctx, size: int, seed: int) -> np.ndarray:
+def place_full_spread(ctx: Placement, size: int, seed: int) -> np.ndarray:
     free = ctx.free
     # smallest t with sum(min(free, t)) >= size
     t = 1
@@ -293,7 +226,7 @@ def _box_switches(sides: tuple[int, ...], start: np.ndarray, extents) -> np.ndar
 _ALL_SHAPES_FIRST = 32
 
 
-def _whole_box(ctx: _Ctx, k: int, usable: np.ndarray) -> np.ndarray | None:
+def _whole_box(ctx: Placement, k: int, usable: np.ndarray) -> np.ndarray | None:
     """k whole ``usable`` switches inside the first placeable box.
 
     Box extents are tried in preference order (all of the first
@@ -322,7 +255,7 @@ def _whole_box(ctx: _Ctx, k: int, usable: np.ndarray) -> np.ndarray | None:
     return None  # pragma: no cover - the whole machine holds every usable switch
 
 
-def _fallback_box(ctx: _Ctx, size: int, free: np.ndarray, free2d: np.ndarray) -> np.ndarray:
+def _fallback_box(ctx: Placement, size: int, free: np.ndarray, free2d: np.ndarray) -> np.ndarray:
     """Smallest box (most compact shape per product) holding ``size`` free
     endpoints; all free endpoints of its switches in rank order."""
     sides = ctx.hx.sides
@@ -350,11 +283,11 @@ def _fallback_box(ctx: _Ctx, size: int, free: np.ndarray, free2d: np.ndarray) ->
 
 
 # ----------------------------------------------------------- rectangular
-def _rectangular(ctx: _Ctx, size: int, seed: int) -> np.ndarray:
+def place_rectangular(ctx: Placement, size: int, seed: int) -> np.ndarray:
     k = _need_switches(ctx, size)
     box = _whole_box(ctx, k, ctx.full)
     if box is not None:
-        return _take(ctx, box, size)
+        return take(ctx, box, size)
     return _fallback_box(ctx, size, ctx.free, ctx.free2d)
 
 
@@ -380,7 +313,7 @@ def _arm_lengths(k: int, caps: list[int]) -> list[int]:
     return lengths
 
 
-def _l_shape(ctx: _Ctx, size: int, seed: int) -> np.ndarray:
+def place_l_shape(ctx: Placement, size: int, seed: int) -> np.ndarray:
     sides = ctx.hx.sides
     q = len(sides)
     caps = [sides[0]] + [n - 1 for n in sides[1:]]
@@ -420,13 +353,13 @@ def _l_shape(ctx: _Ctx, size: int, seed: int) -> np.ndarray:
         usable[sw] = False
         picked.append(sw)
     order = np.concatenate(picked) if picked else np.zeros(0, dtype=np.int64)
-    first = _take(ctx, order, size)
+    first = take(ctx, order, size)
     if first.size == size:
         return first
     # fallback 1: a compact box of whole free switches for the rest
     box = _whole_box(ctx, _need_switches(ctx, size - first.size), usable)
     if box is not None:
-        return np.concatenate([first, _take(ctx, box, size - first.size)])
+        return np.concatenate([first, take(ctx, box, size - first.size)])
     # fallback 2: compact box of partly free switches for the rest
     left = ctx.avail.copy()
     left[first] = False
@@ -436,28 +369,17 @@ def _l_shape(ctx: _Ctx, size: int, seed: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- random
-def _random_switch(ctx: _Ctx, size: int, seed: int) -> np.ndarray:
+def place_random_switch(ctx: Placement, size: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     full_ids = np.nonzero(ctx.full)[0]
     order = full_ids[rng.permutation(full_ids.size)]
     if order.size * ctx.c < size:
         part = np.nonzero((ctx.free > 0) & ~ctx.full)[0]
         order = np.concatenate([order, part[rng.permutation(part.size)]])
-    return _take(ctx, order, size)
+    return take(ctx, order, size)
 
 
-def _random_endpoint(ctx: _Ctx, size: int, seed: int) -> np.ndarray:
+def place_random_endpoint(ctx: Placement, size: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     free_eps = np.nonzero(ctx.avail)[0].astype(np.int64)
     return free_eps[rng.permutation(free_eps.size)[:size]]
-
-
-_DISPATCH = {
-    "row": _row,
-    "diagonal": _diagonal,
-    "full_spread": _full_spread,
-    "rectangular": _rectangular,
-    "l_shape": _l_shape,
-    "random_switch": _random_switch,
-    "random_endpoint": _random_endpoint,
-}

@@ -39,9 +39,9 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from ._kernels import transversal_rounds
+from .online import Placement, take
 from .topology import HyperX
 
-OWN_POLICIES: tuple[str, ...] = ("least_loaded_diagonal",)
 _BLOCKED = 1e12
 
 
@@ -114,3 +114,8 @@ def least_loaded_diagonal(topology: HyperX, free: np.ndarray, full: np.ndarray,
         picks = np.concatenate([picks, transversal_rounds(coords, part, free, size - got,
                                                           smax)])
     return picks
+
+
+def place_least_loaded_diagonal(ctx: Placement, size: int, seed: int) -> np.ndarray:
+    """The online form the policy registry calls (deterministic: ``seed`` unused)."""
+    return take(ctx, least_loaded_diagonal(ctx.hx, ctx.free, ctx.full, ctx.held, size), size)

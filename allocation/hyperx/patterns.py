@@ -3,19 +3,32 @@ simulator (which generates them), with the older spellings read as aliases."""
 
 from __future__ import annotations
 
-OPEN_LOOP_PATTERNS = ("uniform", "permutation", "switch_permutation")
-KERNEL_PATTERNS = ("all2all", "allreduce", "stencil4", "stencil8", "random_involution")
+# Each name is spelled here only; every module reads these (the simulator's
+# rules per kernel are its registry, ``simulation.engine.kernels.KERNELS``).
+UNIFORM = "uniform"
+PERMUTATION = "permutation"
+SWITCH_PERMUTATION = "switch_permutation"
+ALL2ALL = "all2all"
+ALLREDUCE = "allreduce"
+STENCIL4 = "stencil4"
+STENCIL8 = "stencil8"
+RANDOM_INVOLUTION = "random_involution"
+
+OPEN_LOOP_PATTERNS = (UNIFORM, PERMUTATION, SWITCH_PERMUTATION)
+#: The closed-loop kernels, in the order of the study's tables.
+KERNEL_PATTERNS = (ALL2ALL, ALLREDUCE, STENCIL4, STENCIL8, RANDOM_INVOLUTION)
 PATTERNS = OPEN_LOOP_PATTERNS + KERNEL_PATTERNS
 #: Other spellings of the patterns, accepted wherever a pattern is read (jobs
 #: used to name them so) and never written: one vocabulary, ``PATTERNS``.
 PATTERN_ALIASES = {
-    "all-to-all": "all2all",
-    "all-reduce": "allreduce",
-    "stencil-4": "stencil4",
-    "stencil-8": "stencil8",
-    "random-involution": "random_involution",
-    "switch-permutation": "switch_permutation",
+    "all-to-all": ALL2ALL,
+    "all-reduce": ALLREDUCE,
+    "stencil-4": STENCIL4,
+    "stencil-8": STENCIL8,
+    "random-involution": RANDOM_INVOLUTION,
+    "switch-permutation": SWITCH_PERMUTATION,
 }
+
 
 def canonical_pattern(name: object) -> object:
     """The pattern's name in the one vocabulary (aliases mapped, anything else as is).

@@ -1,4 +1,11 @@
-"""The seven static allocation functions of the study (docs/domain.md section 2.1).
+"""The policy registry: every allocation policy by name, the one table every layer
+reads (:data:`REGISTRY`), with :func:`allocate`, which places a job by name, and the
+seven static allocation functions of the study (docs/domain.md section 2.1).
+
+A policy is its online form (``(placement, size, seed) -> endpoint ids``, in
+:mod:`.online` for the study's seven, :mod:`.ours` for our own) and, for the
+study's seven, a static formula. Adding a policy is one entry here plus its
+function and its tests.
 
 The machine is the 2D n x n HyperX with c = n (n^3 endpoints), split into n
 disjoint partitions P_0 .. P_{n-1} of n^2 endpoints. Inside a partition, rank
@@ -23,43 +30,132 @@ conventions: ``(sy * n + sx) * n + c``.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["POLICIES", "static_partition", "static_partitions"]
-
-#: Policy names, in the order of the study.
-POLICIES: tuple[str, ...] = (
-    "row",
-    "diagonal",
-    "full_spread",
-    "rectangular",
-    "l_shape",
-    "random_switch",
-    "random_endpoint",
+from .online import (
+    AllocationError,
+    Placement,
+    place_diagonal,
+    place_full_spread,
+    place_l_shape,
+    place_random_endpoint,
+    place_random_switch,
+    place_rectangular,
+    place_row,
 )
+from .ours import place_least_loaded_diagonal
+from .topology import HyperX
 
-_NEEDS_EVEN = ("rectangular", "l_shape")
+__all__ = ["BASELINE_POLICY", "ONLINE_POLICIES", "OWN_POLICIES", "POLICIES", "REGISTRY",
+           "Policy", "allocate", "fits_formula", "static_partition", "static_partitions"]
+
+#: (p, ry, rx) index grids of shape (n, 1, 1), (1, n, 1), (1, 1, n), n, seed ->
+#: the (n, n^2) endpoint ids of the n partitions, in rank order.
+Formula = Callable[[np.ndarray, np.ndarray, np.ndarray, int, "int | None"], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One allocation policy: how it places a job online and, for the study's
+    seven, its static formula on the n x n, c = n machine."""
+
+    online: Callable[[Placement, int, int], np.ndarray]
+    formula: Formula | None = None
+    #: The formula cuts n x n/2 blocks: it needs an even n.
+    needs_even: bool = False
+
+
+def _rng(seed: int | None) -> np.random.Generator:
+    return np.random.default_rng(0 if seed is None else seed)
+
+
+def _ids(sy, sx, c, n: int) -> np.ndarray:
+    sy, sx, c = (np.broadcast_to(a, (n, n, n)) for a in (sy, sx, c))
+    return ((sy * n + sx) * n + c).reshape(n, n * n).astype(np.int64)
+
+
+def _row_formula(p, ry, rx, n, seed):
+    return _ids(p, ry, rx, n)
+
+
+def _diagonal_formula(p, ry, rx, n, seed):
+    return _ids(ry, (ry + p) % n, rx, n)
+
+
+def _full_spread_formula(p, ry, rx, n, seed):
+    return _ids(ry, rx, p, n)
+
+
+def _rectangular_formula(p, ry, rx, n, seed):
+    return _ids(2 * (p // 2) + ry % 2, (n // 2) * (p % 2) + ry // 2, rx, n)
+
+
+def _l_shape_formula(p, ry, rx, n, seed):
+    half = n // 2
+    vertical = ry < half
+    return _ids(np.where(vertical, p + ry, p) % n,
+                np.where(vertical, p, p + ry - half + 1) % n, rx, n)
+
+
+def _random_switch_formula(p, ry, rx, n, seed):
+    sigma = _rng(seed).permutation(n * n).reshape(n, n)  # (p, ry) -> switch
+    switch = np.broadcast_to(sigma[:, :, None], (n, n, n))
+    return (switch * n + rx).reshape(n, n * n)
+
+
+def _random_endpoint_formula(p, ry, rx, n, seed):
+    return _rng(seed).permutation(n**3).astype(np.int64).reshape(n, n * n)
+
+
+#: Every policy by name: the study's seven in the study's order, then our own.
+REGISTRY: dict[str, Policy] = {
+    "row": Policy(place_row, _row_formula),
+    "diagonal": Policy(place_diagonal, _diagonal_formula),
+    "full_spread": Policy(place_full_spread, _full_spread_formula),
+    "rectangular": Policy(place_rectangular, _rectangular_formula, needs_even=True),
+    "l_shape": Policy(place_l_shape, _l_shape_formula, needs_even=True),
+    "random_switch": Policy(place_random_switch, _random_switch_formula),
+    "random_endpoint": Policy(place_random_endpoint, _random_endpoint_formula),
+    "least_loaded_diagonal": Policy(place_least_loaded_diagonal),
+}
+#: The study's policies (those with a static formula), in the order of the study.
+POLICIES: tuple[str, ...] = tuple(name for name, p in REGISTRY.items() if p.formula)
+#: Our own policies (online only).
+OWN_POLICIES: tuple[str, ...] = tuple(name for name, p in REGISTRY.items() if not p.formula)
+#: Every policy the online allocator accepts: the study's seven, then our own.
+ONLINE_POLICIES: tuple[str, ...] = tuple(REGISTRY)
+#: The study's reference policy: results are given relative to it.
+BASELINE_POLICY = "diagonal"
+
+
+def _known(policy: str, names: tuple[str, ...]) -> Policy:
+    if policy not in names:
+        raise ValueError(f"unknown policy {policy!r}; expected one of {', '.join(names)}")
+    return REGISTRY[policy]
 
 
 def check_policy(policy: str) -> str:
-    """Return ``policy`` if known, else raise ValueError listing the known ones."""
-    if policy not in POLICIES:
-        raise ValueError(f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}")
+    """Return ``policy`` if it has a static formula, else raise ValueError listing those."""
+    _known(policy, POLICIES)
     return policy
+
+
+def fits_formula(policy: str, n: int) -> bool:
+    """Whether ``policy`` has a static formula for the n x n, c = n machine."""
+    spec = REGISTRY.get(policy)
+    return bool(spec and spec.formula) and (n % 2 == 0 or not spec.needs_even)
 
 
 def _check_n(policy: str, n: int) -> int:
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or int(n) < 1:
         raise ValueError(f"n must be an int >= 1, got {n!r}")
     n = int(n)
-    if policy in _NEEDS_EVEN and n % 2:
+    if REGISTRY[policy].needs_even and n % 2:
         raise ValueError(f"policy {policy!r} needs an even n (n x n/2 blocks), got n={n}")
     return n
-
-
-def _rng(seed: int | None) -> np.random.Generator:
-    return np.random.default_rng(0 if seed is None else seed)
 
 
 def _all_partitions(policy: str, n: int, seed: int | None) -> np.ndarray:
@@ -67,33 +163,74 @@ def _all_partitions(policy: str, n: int, seed: int | None) -> np.ndarray:
     p = np.arange(n, dtype=np.int64)[:, None, None]
     ry = np.arange(n, dtype=np.int64)[None, :, None]
     rx = np.arange(n, dtype=np.int64)[None, None, :]
-    shape = (n, n, n)
-    if policy == "row":
-        sy, sx, c = p, ry, rx
-    elif policy == "full_spread":
-        sy, sx, c = ry, rx, p
-    elif policy == "diagonal":
-        sy, sx, c = ry, (ry + p) % n, rx
-    elif policy == "rectangular":
-        sy = 2 * (p // 2) + ry % 2
-        sx = (n // 2) * (p % 2) + ry // 2
-        c = rx
-    elif policy == "l_shape":
-        half = n // 2
-        vertical = ry < half
-        sy = np.where(vertical, p + ry, p) % n
-        sx = np.where(vertical, p, p + ry - half + 1) % n
-        c = rx
-    elif policy == "random_switch":
-        sigma = _rng(seed).permutation(n * n).reshape(n, n)  # (p, ry) -> switch
-        switch = np.broadcast_to(sigma[:, :, None], shape)
-        return (switch * n + rx).reshape(n, n * n)
-    elif policy == "random_endpoint":
-        return _rng(seed).permutation(n**3).astype(np.int64).reshape(n, n * n)
-    else:  # pragma: no cover - guarded by check_policy
-        raise AssertionError(policy)
-    sy, sx, c = (np.broadcast_to(a, shape) for a in (sy, sx, c))
-    return ((sy * n + sx) * n + c).reshape(n, n * n).astype(np.int64)
+    return REGISTRY[policy].formula(p, ry, rx, n, seed)
+
+
+def allocate(
+    topology: HyperX, available: np.ndarray, policy: str, size: int, seed: int = 0,
+    busy: np.ndarray | None = None,
+) -> np.ndarray:
+    """Choose ``size`` available endpoints for a job with an online policy.
+
+    Parameters
+    ----------
+    topology : HyperX
+    available : numpy.ndarray of bool, shape (n_endpoints,)
+        True for endpoints that are free and healthy.
+    policy : str
+        A name in :data:`REGISTRY`.
+    size : int
+        Number of endpoints (nodes) the job needs, >= 1.
+    busy : numpy.ndarray of bool, optional
+        Endpoints other jobs hold (policies that weigh the live load read it);
+        default: every unavailable endpoint.
+    seed : int
+        Seed of the random policies (others ignore it); None means 0, so the
+        result is always reproducible.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        ``size`` distinct available endpoint ids in rank order.
+
+    Raises
+    ------
+    AllocationError
+        When fewer than ``size`` endpoints are available.
+
+    Examples
+    --------
+    >>> hx = HyperX((4, 4), 4)
+    >>> free = np.ones(hx.n_endpoints, dtype=bool)
+    >>> allocate(hx, free, "row", 6).tolist()
+    [0, 1, 2, 3, 4, 5]
+    >>> hx.switch_of(allocate(hx, free, "diagonal", 16)).tolist()[::4]
+    [0, 5, 10, 15]
+    >>> free[:60] = False
+    >>> allocate(hx, free, "full_spread", 5)
+    Traceback (most recent call last):
+    ...
+    allocation.hyperx.online.AllocationError: need 5 nodes, 4 available
+    """
+    spec = _known(policy, ONLINE_POLICIES)
+    avail = np.asarray(available)
+    if avail.shape != (topology.n_endpoints,):
+        raise ValueError(
+            f"available must have shape ({topology.n_endpoints},), got {avail.shape}"
+        )
+    avail = avail.astype(np.bool_, copy=False)
+    if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
+        raise ValueError(f"size must be an int >= 1, got {size!r}")
+    size = int(size)
+    n_free = int(np.count_nonzero(avail))
+    if size > n_free:
+        raise AllocationError(f"need {size} nodes, {n_free} available")
+    held = ~avail if busy is None else np.asarray(busy, dtype=np.bool_)
+    if held.shape != avail.shape:
+        raise ValueError(f"busy must have shape ({topology.n_endpoints},)")
+    out = spec.online(Placement(topology, avail, held), size, 0 if seed is None else seed)
+    assert out.size == size
+    return out.astype(np.int64, copy=False)
 
 
 def static_partition(

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from allocation import slurm_topology
 from allocation.hyperx import (
+    BASELINE_POLICY,
     ONLINE_POLICIES,
     POLICIES,
     AllocationError,
@@ -36,7 +37,7 @@ from hxportal import hostlists
 from hxportal.errors import ConflictError
 
 MAX_SEED = 2**63 - 1
-__all__ = ["ONLINE_POLICIES", "POLICIES"]  # re-exported for forms and API choices
+__all__ = ["BASELINE_POLICY", "ONLINE_POLICIES", "POLICIES"]  # for forms and API choices
 
 
 @dataclass(frozen=True)
@@ -159,11 +160,13 @@ def propose(machine: Machine, policy: str, size: int, seed: int | None = 0,
 
 
 def propose_around(machine: Machine, policy: str, fixed: Sequence[int], extra: int,
-                   seed: int, available: np.ndarray, busy: np.ndarray) -> Candidate:
+                   seed: int, available: np.ndarray, busy: np.ndarray,
+                   properties: bool = True) -> Candidate:
     """The partition of the ``fixed`` endpoints, kept as they are (the partition a
     recommendation simulated), plus ``extra`` more that ``policy`` chooses among the
     other available ones (its spares). The candidate's error says why not, when
-    ``fixed`` is no longer free or the extra nodes do not fit."""
+    ``fixed`` is no longer free or the extra nodes do not fit. ``properties``
+    False: the nodes only (no partition properties computed)."""
     fixed_array = np.asarray(fixed, dtype=np.int64)
     if fixed_array.size == 0 or not available[fixed_array].all():
         return Candidate(policy=policy, seed=seed, error="the partition is no longer free")
@@ -177,15 +180,17 @@ def propose_around(machine: Machine, policy: str, fixed: Sequence[int], extra: i
         except AllocationError as exc:
             return Candidate(policy=policy, seed=seed, error=exc.reason)
         chosen = np.concatenate([fixed_array, more])
-    props = partition_properties(topology_of(machine), chosen).as_dict()
+    props = partition_properties(topology_of(machine), chosen).as_dict() if properties else {}
     return Candidate(policy=policy, seed=seed, endpoints=tuple(int(e) for e in chosen),
                      hostnames=tuple(_hostnames(machine, chosen)), properties=props)
 
 
-def compare_policies(machine: Machine, size: int, seed: int | None = 0) -> list[Candidate]:
-    """Every policy's candidate for ``size`` nodes on the same occupancy snapshot."""
+def compare_policies(machine: Machine, size: int, seed: int | None = 0,
+                     snapshot: tuple[np.ndarray, np.ndarray] | None = None) -> list[Candidate]:
+    """Every policy's candidate for ``size`` nodes on the same occupancy snapshot
+    (``snapshot``: an :func:`occupancy` the caller already read, else read now)."""
     _validate_request(machine, POLICIES[0], size, seed)
-    available, owner = occupancy(machine)
+    available, owner = snapshot if snapshot is not None else occupancy(machine)
     return [propose(machine, policy, size, seed, available=available, busy=owner > 0)
             for policy in ONLINE_POLICIES]
 

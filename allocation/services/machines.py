@@ -18,7 +18,7 @@ from allocation.choices import NodeEventSource
 from allocation.hyperx import ONLINE_POLICIES
 from allocation.layout import (
     LayoutError,
-    default_pattern,
+    default_hostname_pattern,
     node_coordinates,
     pattern_hostnames,
     validate_shape,
@@ -58,7 +58,7 @@ def machine_hostnames(name: str, sides: Sequence[int], concentration: int,
         if bad:
             raise ValidationError({"hostlist": [f"invalid hostname {bad[0]!r}"]})
         return names
-    pattern = hostname_pattern or default_pattern(name, shape.node_count)
+    pattern = hostname_pattern or default_hostname_pattern(name, shape.node_count)
     # Without a pattern the hostnames come from the machine's name: say so there.
     culprit = "hostname_pattern" if hostname_pattern else "name"
     try:
@@ -93,7 +93,7 @@ def create_machine(*, name: str, sides: Sequence[int], concentration: int,
     shape = validate_shape(list(sides), concentration)
     machine = Machine(name=name, sides=list(shape.sides), concentration=concentration,
                       hostname_pattern="" if hostlist else (
-                          hostname_pattern or default_pattern(name, shape.node_count)),
+                          hostname_pattern or default_hostname_pattern(name, shape.node_count)),
                       hostlist=hostlist, description=description)
     machine.full_clean()
     machine.save()

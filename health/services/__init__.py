@@ -16,7 +16,9 @@ come from :mod:`allocation.services.machines`.
 from __future__ import annotations
 
 from health.services.estimation import (
+    LATEST,
     estimate_history,
+    estimate_of,
     estimate_work,
     latest_estimate,
     start_all_estimations,
@@ -68,6 +70,7 @@ __all__ = [
     "DRAIN_MIN_RUNS",
     "DRAIN_PRIOR",
     "DRAIN_PROBABILITY",
+    "LATEST",
     "MAX_CURVE_POINTS",
     "MAX_N_NODE",
     "MAX_ROWS",
@@ -85,6 +88,7 @@ __all__ = [
     "drain_suspect",
     "drain_suspect_preview",
     "estimate_history",
+    "estimate_of",
     "estimate_work",
     "ingest_csv",
     "ingest_payload",

@@ -113,6 +113,15 @@ def estimate_history(rows: Iterable[ParsedRow], benchmark: str | None = None
     return out
 
 
+#: "The machine's latest estimate, read when needed" (see ``recommend``'s ``estimate``).
+LATEST = object()
+
+
+def estimate_of(machine: Machine, pk: int | None) -> Estimate | None:
+    """The machine's estimate ``pk`` (the one a recommendation was asked under), or None."""
+    return None if pk is None else Estimate.objects.filter(machine=machine, pk=pk).first()
+
+
 def latest_estimate(machine: Machine, benchmark: str = "") -> Estimate | None:
     """The machine's newest estimate (of ``benchmark`` when given), or None."""
     query = Estimate.objects.filter(machine=machine)

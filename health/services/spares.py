@@ -14,7 +14,7 @@ from allocation.layout import MAX_NODES
 from allocation.models import Allocation, AllocationRole, Job, Machine, Node, NodeState
 from health import spares
 from health.models import Estimate
-from health.services.estimation import latest_estimate
+from health.services.estimation import LATEST, latest_estimate
 from health.services.parsing import ErrorCollector, check_node, check_seconds
 from health.services.suspects import machine_health
 from hxportal import hostlists
@@ -46,7 +46,8 @@ def recommend(*, n_node: int, t_cmpt: float | None = None, t_comm: float | None 
               p_abn: float | None = None, alpha_abn: float | None = None,
               t_bench: float | None = None, per_node: bool = False,
               max_curve_points: int = MAX_CURVE_POINTS,
-              release: bool | None = None) -> dict[str, Any]:
+              release: bool | None = None,
+              estimate: Estimate | object | None = LATEST) -> dict[str, Any]:
     """The spare recommendation, with parameters given or from the machine's latest estimate.
 
     Give ``t_cmpt`` (and optionally ``t_comm``, default 0) or ``wall_time`` (and
@@ -62,6 +63,10 @@ def recommend(*, n_node: int, t_cmpt: float | None = None, t_comm: float | None 
     ``release``: the dropped spares go back to the scheduler after the benchmark
     (``hx-prolog-bench`` shrinks the Slurm job), so they cost only its time;
     None takes the site's ``HX_SPARES_RELEASED``.
+
+    ``estimate``: the estimate to take missing parameters from, read once by a
+    caller that asks many times (a recommendation ranks every policy); by default
+    the latest of ``machine``.
     """
     release = settings.HX_SPARES_RELEASED if release is None else bool(release)
     if per_node and machine is None:
@@ -70,7 +75,7 @@ def recommend(*, n_node: int, t_cmpt: float | None = None, t_comm: float | None 
     t_cmpt, t_comm = _compute_and_communication_times(t_cmpt, t_comm, wall_time,
                                                       compute_fraction)
     given = {"p_abn": p_abn, "alpha_abn": alpha_abn, "t_bench": t_bench}
-    parameters, estimate = _model_parameters(given, machine, benchmark)
+    parameters, estimate = _model_parameters(given, machine, benchmark, estimate)
     chosen = None
     try:
         params = spares.SpareParameters(**parameters)
@@ -120,7 +125,8 @@ def _compute_and_communication_times(t_cmpt: float | None, t_comm: float | None,
 
 
 def _model_parameters(given: dict[str, float | None], machine: Machine | None,
-                      benchmark: str) -> tuple[dict[str, Any], Estimate | None]:
+                      benchmark: str, estimate: Estimate | object | None = LATEST
+                      ) -> tuple[dict[str, Any], Estimate | None]:
     """``p_abn``, ``alpha_abn`` and ``t_bench``: those given, the others from the
     machine's latest estimate (which is returned too; None when none was needed)."""
     missing = [name for name, value in given.items() if value is None]
@@ -129,7 +135,8 @@ def _model_parameters(given: dict[str, float | None], machine: Machine | None,
     if machine is None:
         raise ValidationError({name: ["give it, or a machine with a stored estimate"]
                                for name in missing})
-    estimate = latest_estimate(machine, benchmark)
+    if estimate is LATEST:
+        estimate = latest_estimate(machine, benchmark)
     if estimate is None:
         raise ValidationError({"machine": [
             f"machine {machine.name} has no estimate"

@@ -37,13 +37,11 @@ from .estimation import (
     BenchmarkRun,
     Classification,
     Estimate,
-    accuracy_table,
     binomial_interval,
     classify,
     classify_runs,
     estimate,
     estimate_by_benchmark,
-    synthetic_history,
 )
 from .montecarlo import MonteCarloResult, simulate_cost
 from .pernode import choose_candidates, poisson_binomial_tails, recommend_spares_for_nodes
@@ -60,6 +58,7 @@ from .suspicion import (
     persistence_posterior,
     runs_needed,
 )
+from .synthetic import accuracy_table, synthetic_history
 
 __all__ = [
     "DEFAULT_COMPUTE_FRACTION",

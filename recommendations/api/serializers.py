@@ -7,10 +7,11 @@ from rest_framework import serializers
 from allocation.api.serializers.jobs import POLICY_CHOICES, positive_time, time_field
 from allocation.layout import MAX_NODES
 from allocation.models import Machine
-from allocation.patterns import PatternChoiceField
+from allocation.pattern_fields import PatternChoiceField
 from hxportal.api.fields import NameRelatedField
 from hxportal.validators import no_control_characters
 from recommendations import services as recommendations
+from recommendations.constants import SNAPSHOT_INPUTS
 from recommendations.models import Recommendation
 
 
@@ -56,8 +57,7 @@ class RecommendationSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_inputs(self, rec: Recommendation) -> dict:
-        return {k: v for k, v in rec.inputs.items()
-                if k not in ("candidates", "held_endpoints")}
+        return {k: v for k, v in rec.inputs.items() if k not in SNAPSHOT_INPUTS}
 
     def get_progress(self, rec: Recommendation) -> dict:
         return self.context.get("progress") or recommendations.prediction_progress(rec)

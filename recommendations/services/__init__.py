@@ -5,7 +5,9 @@ How a recommendation is made
 ----------------------------
 1. Every online policy proposes a partition for the job on the current
    occupancy (a dry run of ``allocation.hyperx.allocate``), with its properties
-   and the number of whole free switches it would break.
+   and the number of whole free switches it would break. The occupancy is read
+   once per request and kept with the recommendation (held and down endpoints,
+   each candidate's endpoints): every later step reads that snapshot.
 2. An *analytic* ranking is stored at once. Its communication factor per policy
    is ``max(1, 1 / PB) * (1 + LOCALITY_PENALTY * u)`` when the partition lacks
    switch locality (``u``: fraction of the machine other jobs hold; their
@@ -13,7 +15,9 @@ How a recommendation is made
    partition bandwidth when computed, else the bound. An endpoint cannot
    inject more than 1 phit/cycle, so PB above 1 does not speed uniform traffic.
 3. One packet-level prediction per policy runs as a Celery task
-   (:class:`PolicyPrediction` rows) in the engine's faithful study mode with
+   (:class:`PolicyPrediction` rows), each seed through ``simulation.services``
+   (a configuration simulated before, by any prediction, sweep or calibration,
+   is read from its stored run), in the engine's faithful study mode with
    the study's routing (Omni-WAR, shared VCs): the job's pattern on its
    candidate, the other jobs' nodes sending random-permutation background
    traffic at full load (the engine's ``background`` scenario), over
@@ -35,8 +39,12 @@ How a recommendation is made
 5. Each policy's communication time is the job's ``t_comm`` (as measured under
    the site's default policy) scaled by ``factor(policy) / factor(default)``;
    the spare model (``health.services.recommend``, latest estimate) then
-   gives N_spare and E[C] per policy. The recommendation is the lowest E[C]
-   among candidates not refused.
+   gives N_spare and E[C] per policy (the estimate is read once per ranking).
+   The recommendation is the lowest E[C] among candidates not refused; each
+   candidate's spares are chosen by its policy around its own primaries on the
+   snapshot, so the recommended nodes are the partition that was simulated,
+   and :func:`accept` allocates exactly those (a primary taken meanwhile: it
+   proposes anew and the note says so).
 
 Answers are cached by machine occupancy and job shape for ``CACHE_SECONDS``:
 the computation is shared, never the row. The asker's own repeat (same name
@@ -44,12 +52,20 @@ and external id) gets the same row; anyone else asking gets a row of their own
 (``shared_from``) with the ranking, or the simulations still running, of the
 first; under ``HX_PRIVATE_DATA`` only among rows the asker may read.
 
-The service API of the app, by topic: :mod:`.requests` (ask, cache, refresh,
+The service API of the app, by topic: :mod:`.lifecycle` (ask, cache, refresh,
 accept), :mod:`.ranking` (factors, spare model, refusal rules) and
 :mod:`.predictions` (the simulations). Limits and tuning are in
 ``recommendations.constants``.
 """
 
+from recommendations.services.lifecycle import (
+    accept,
+    default_policy,
+    expire_overdue,
+    occupancy_fingerprint,
+    refresh,
+    request_recommendation,
+)
 from recommendations.services.predictions import (
     finish_if_complete,
     predict_work,
@@ -58,14 +74,6 @@ from recommendations.services.predictions import (
     run_prediction,
 )
 from recommendations.services.ranking import analytic_factors, sbatch_lines, store_ranking
-from recommendations.services.requests import (
-    accept,
-    default_policy,
-    expire_overdue,
-    occupancy_fingerprint,
-    refresh,
-    request_recommendation,
-)
 
 __all__ = [
     "accept",

@@ -20,18 +20,16 @@ from recommendations.models import (
     RecommendationStatus,
 )
 from recommendations.services.ranking import analytic_factors, store_ranking
-from simulation.engine import SimConfig, simulate
-from simulation.engine.config import study_message_packets
+from simulation import services as simulation
+from simulation.models import RunOrigin
 
 
 def prediction_config(machine: Machine, rec: Recommendation, policy: str) -> dict:
     """Engine config for one policy's short simulation of the job's pattern."""
     kernel = constants.KERNELS[rec.pattern]
-    ranks = rec.node_count
-    if kernel == "allreduce":
-        ranks = 1 << (ranks.bit_length() - 1)  # Rabenseifner needs a power of two
-    ranks = max(ranks, 2)
-    volume = study_message_packets(kernel, ranks) // constants.PREDICTION_VOLUME_DIVISOR
+    ranks = max(simulation.usable_ranks(kernel, rec.node_count), 2)
+    volume = simulation.study_message_packets(kernel, ranks) \
+        // constants.PREDICTION_VOLUME_DIVISOR
     config = {"sides": list(machine.sides), "concentration": machine.concentration,
               "routing": "omniwar", "vcs": max(4, 2 * len(machine.sides)),
               "vc_sets": "shared", "policy": policy,
@@ -39,40 +37,42 @@ def prediction_config(machine: Machine, rec: Recommendation, policy: str) -> dic
               else "single",
               "pattern": kernel, "ranks": ranks, "seed": constants.PREDICTION_SEEDS[0],
               "max_cycles": 2_000_000, "message_packets": max(1, volume)}
-    if kernel == "uniform":
+    if not simulation.is_kernel(kernel):  # open loop: a bounded amount at full load
         config.update(rate=1.0, packets_per_task=64)
     return config
 
 
 def predict_work(prediction: PolicyPrediction, reporter: RunReporter) -> dict:
-    """Simulate the job's pattern on this policy's candidate (the task's body)."""
+    """Simulate the job's pattern on this policy's candidate (the task's body), one
+    seed at a time through ``simulation.services``: a seed whose configuration (and
+    partitions) was simulated before, by a prediction, a sweep or a calibration, is
+    read from the stored result instead of simulated again."""
     rec = prediction.recommendation
     candidate = next(c for c in rec.inputs["candidates"] if c["policy"] == prediction.policy)
-    config = SimConfig.from_dict(prediction.parameters)
-    endpoints = _candidate_endpoints(rec, candidate)[: config.ranks]
-    partitions = [endpoints]
+    config = simulation.parse_config(prediction.parameters)
+    partitions = [np.asarray(candidate["endpoints"], dtype=np.int64)[: config.ranks]]
     if config.scenario == "background":
         partitions.append(np.asarray(rec.inputs["held_endpoints"], dtype=np.int64))
     reporter.log(f"simulating {config.pattern} on {prediction.policy} ({config.ranks} ranks, "
                  f"{len(rec.inputs.get('held_endpoints', ()))} busy endpoints as background, "
                  f"seeds {', '.join(map(str, constants.PREDICTION_SEEDS))})")
-    per_seed, cycles, completed = [], 0, True
+    per_seed, cycles, completed, reused = [], 0, True, 0
     for i, seed in enumerate(constants.PREDICTION_SEEDS):
         def progress(fraction: float, i: int = i) -> None:
             reporter.progress((i + fraction) / len(constants.PREDICTION_SEEDS))
 
-        result = simulate(dataclasses.replace(config, seed=seed), partitions,
-                          progress=progress)
-        per_seed.append(result.apps[0].completion_cycles)
-        cycles = max(cycles, result.cycles)
-        completed = completed and bool(result.completed)
+        result, was_stored = simulation.stored_result(
+            dataclasses.replace(config, seed=seed), partitions, origin=RunOrigin.PREDICTION,
+            user=prediction.user, machine=rec.machine, progress=progress)
+        per_seed.append(result["apps"][0]["completion_cycles"])
+        cycles = max(cycles, result["cycles"])
+        completed = completed and bool(result["completed"])
+        reused += was_stored
+    if reused:
+        reporter.log(f"{reused} of {len(per_seed)} seeds read from stored results")
     mean = round(sum(per_seed) / len(per_seed)) if completed else None
     return {"completion_cycles": mean, "per_seed": per_seed, "cycles": cycles,
             "completed": completed}
-
-
-def _candidate_endpoints(rec: Recommendation, candidate: dict) -> np.ndarray:
-    return np.asarray(candidate["endpoints"], dtype=np.int64)
 
 
 def run_prediction(prediction_id: int) -> str | None:

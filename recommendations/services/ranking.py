@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
@@ -31,13 +32,13 @@ def analytic_factors(candidates: list[dict], held_fraction: float) -> dict[str, 
     return factors
 
 
-def _spares(rec: Recommendation, t_comm: float) -> dict | None:
+def _spares(rec: Recommendation, t_comm: float, estimate) -> dict | None:
     inputs = rec.inputs
     try:
         out = health.recommend(n_node=rec.node_count, t_cmpt=inputs["t_cmpt"], t_comm=t_comm,
                                machine=rec.machine, p_abn=inputs["p_abn"],
                                alpha_abn=inputs["alpha_abn"], t_bench=inputs["t_bench"],
-                               max_curve_points=200)
+                               max_curve_points=200, estimate=estimate)
     except ValidationError as exc:
         return {"error": "; ".join(exc.messages)}
     return out
@@ -105,8 +106,54 @@ def _with_spares(placed: dict, node_count: int, n_spare: int) -> str:
             f"{pluralize(placed['switches'], 'switch')} that other jobs can share.")
 
 
+def _spare_estimate(rec: Recommendation):
+    """The estimate the recommendation was asked under (its cache key names it), read
+    once per ranking; rows from before it was kept read the latest."""
+    if "estimate_id" not in rec.inputs:
+        return health.LATEST
+    return health.estimate_of(rec.machine, rec.inputs["estimate_id"])
+
+
+def _snapshot(rec: Recommendation) -> tuple[np.ndarray, np.ndarray]:
+    """(available, busy) over endpoints as the recommendation was asked: its
+    held and down endpoints (the occupancy is read once, by the request)."""
+    available = np.ones(rec.machine.node_count, dtype=bool)
+    busy = np.zeros_like(available)
+    held = np.asarray(rec.inputs.get("held_endpoints", ()), dtype=np.int64)
+    available[held] = False
+    busy[held] = True
+    available[np.asarray(rec.inputs.get("down_endpoints", ()), dtype=np.int64)] = False
+    return available, busy
+
+
+def _place_spares(rec: Recommendation, entries: list[dict], best: dict) -> dict:
+    """Each entry's spares, chosen by its policy around its own primaries on the
+    snapshot (``spares_hostlist``); the best one's full candidate (with properties)."""
+    available, busy = _snapshot(rec)
+    ranked = {c["policy"]: c for c in rec.inputs["candidates"]}
+    placed = {}
+    for entry in entries:
+        c = ranked[entry["policy"]]
+        around = jobs.propose_around(rec.machine, entry["policy"], c["endpoints"],
+                                     entry["n_spare"], c.get("seed", 0), available, busy,
+                                     properties=entry is best)
+        entry["spares_hostlist"] = "" if around.error else hostlists.compress(
+            around.hostnames[len(c["endpoints"]):])
+        if entry is best:
+            placed = {"hostnames": list(around.hostnames), "properties": around.properties}
+    return placed
+
+
 def store_ranking(rec: Recommendation, factors: dict[str, float], method: str,
-                   final: bool, cycles: dict[str, int] | None = None, note: str = "") -> None:
+                  final: bool, cycles: dict[str, int] | None = None, note: str = "",
+                  estimate=None) -> None:
+    """Rank the candidates with ``factors`` and store the answer (``final``: ready).
+
+    Reads neither the live occupancy nor, more than once, the spare model: the
+    recommended nodes are the best candidate's ranked primaries (its prediction
+    simulated them) and the spares its policy chose around them on the snapshot.
+    """
+    estimate = _spare_estimate(rec) if estimate is None else estimate
     default = rec.inputs["default_policy"]
     if default not in factors:
         default = min(factors, key=factors.get)
@@ -117,7 +164,7 @@ def store_ranking(rec: Recommendation, factors: dict[str, float], method: str,
             entries.append({"policy": c["policy"], "error": c["error"]})
             continue
         rel = factors[c["policy"]] / factors[default]
-        spares = _spares(rec, t_comm * rel)
+        spares = _spares(rec, t_comm * rel, estimate)
         entry = {"policy": c["policy"], "hostlist": c["hostlist"],
                  "properties": c["properties"], "relative_comm": rel,
                  "broken_switches": c.get("broken_switches", 0),
@@ -138,11 +185,11 @@ def store_ranking(rec: Recommendation, factors: dict[str, float], method: str,
                                              e["relative_comm"], e["policy"]))
     best = ranked[0]
     default_entry = next(e for e in ranked if e["policy"] == default)
-    placed = jobs.propose(rec.machine, best["policy"], rec.node_count + best["n_spare"])
-    nodes = list(placed.hostnames)
+    placed = _place_spares(rec, feasible, best)
+    nodes = placed.get("hostnames") or []
     # The job is allocated with its spares: what is said about switch locality must hold
     # for all of its nodes, not only for the candidate's N_node.
-    properties = placed.properties or best["properties"]
+    properties = placed.get("properties") or best["properties"]
     recommended = {
         "policy": best["policy"], "n_spare": best["n_spare"],
         "hostlist": hostlists.compress(nodes[:rec.node_count]) or best["hostlist"],
@@ -154,7 +201,7 @@ def store_ranking(rec: Recommendation, factors: dict[str, float], method: str,
                             if best["as_is_cost"] else None),
         "saving_vs_default": default_entry["expected_cost"] / best["expected_cost"],
         "default_policy": default, "method": method,
-        "reason": best["reason"] + _with_spares(placed.properties, rec.node_count,
+        "reason": best["reason"] + _with_spares(placed.get("properties"), rec.node_count,
                                                 best["n_spare"]),
         "properties": properties,
         "curve": (best["spares"] or {}).get("curve"),

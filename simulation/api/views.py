@@ -23,7 +23,7 @@ from simulation.api.serializers import (
     ValidationResultSerializer,
 )
 from simulation.filtersets import SimulationRunFilterSet, SweepFilterSet
-from simulation.models import SimulationRun, Sweep
+from simulation.models import RunOrigin, SimulationRun, Sweep
 
 
 def _invalid(errors) -> Response:
@@ -47,8 +47,9 @@ class SimulationRunViewSet(OwnWritesMixin, mixins.ListModelMixin, mixins.Retriev
 
     def get_queryset(self):
         queryset = super().get_queryset()
-        if self.action == "list":
-            queryset = queryset.defer("result", "log", "parameters")
+        if self.action == "list":  # runs others submitted; predictions stay out of lists
+            queryset = queryset.filter(origin=RunOrigin.SUBMITTED).defer(
+                "result", "log", "parameters")
         return queryset
 
     def get_serializer_class(self):

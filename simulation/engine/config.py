@@ -20,8 +20,12 @@ from allocation.hyperx.patterns import (
     OPEN_LOOP_PATTERNS,
     PATTERN_ALIASES,
     PATTERNS,
+    UNIFORM,
     canonical_pattern,
 )
+from allocation.hyperx.policies import ONLINE_POLICIES
+
+from .kernels import KERNELS
 
 __all__ = [
     "ALL2ALL_SCHEDULES",
@@ -50,19 +54,9 @@ ROUTINGS = ("dor", "min", "valiant", "omniwar")
 VC_SETS = ("shared", "per_partition")
 ALLOCATORS = ("random", "round_robin")
 SCENARIOS = ("single", "escalation", "interference", "background")
-#: Names of the online allocation policies, spelled as
-#: ``allocation.hyperx.ONLINE_POLICIES`` (a test checks they agree): the study's
-#: seven (docs/domain.md section 2.1), then our own.
-POLICY_NAMES = (
-    "row",
-    "diagonal",
-    "full_spread",
-    "rectangular",
-    "l_shape",
-    "random_switch",
-    "random_endpoint",
-    "least_loaded_diagonal",
-)
+#: Names of the online allocation policies: the policy registry's
+#: (``allocation.hyperx.policies.REGISTRY``), the study's seven then our own.
+POLICY_NAMES = ONLINE_POLICIES
 ALL2ALL_SCHEDULES = ("rounds", "blocks")
 OCCUPANCIES = ("port_vc", "vc")
 PORT_CHOICES = ("wait", "fallback")
@@ -107,16 +101,11 @@ def study_message_packets(pattern: str, ranks: int, packet_phits: int = 16) -> i
     >>> study_message_packets("all2all", 128), study_message_packets("uniform", 64)
     (8, 1)
     """
-    per_rank = max(1, STUDY_KERNEL_PHITS // packet_phits)
-    if pattern == "all2all":
-        return max(1, per_rank // ranks)
-    if pattern == "allreduce":
-        return max(1, per_rank // 2)
-    if pattern in ("stencil4", "stencil8"):
-        return max(1, STUDY_STENCIL_PHITS // packet_phits)
-    if pattern == "random_involution":
-        return per_rank
-    return 1
+    kernel = KERNELS.get(pattern)
+    if kernel is None:
+        return 1
+    return kernel.study_packets(ranks, max(1, STUDY_KERNEL_PHITS // packet_phits),
+                                STUDY_STENCIL_PHITS // packet_phits)
 
 
 def _fail(field: str, msg: str) -> NoReturn:
@@ -235,7 +224,7 @@ class SimConfig:
     router_latency: int = 1
     policy: str = "row"
     scenario: str = "single"
-    pattern: str = "uniform"
+    pattern: str = UNIFORM
     ranks: int = 64
     replicas: int = 1
     rate: float = 1.0
@@ -378,12 +367,11 @@ class SimConfig:
         if self.scenario in ("interference", "background") and \
                 self.ranks >= self.endpoints - 1:
             _fail("ranks", "interference needs at least 2 background endpoints")
-        if self.pattern == "allreduce" and self.ranks & (self.ranks - 1):
-            _fail("ranks", "allreduce needs a power-of-two number of ranks")
+        kernel = KERNELS.get(self.pattern)
+        if kernel is not None and not kernel.ranks_ok(self.ranks):
+            _fail("ranks", f"{self.pattern} needs {kernel.rank_rule}")
         if self.pattern == "switch_permutation" and self.ranks % self.concentration:
             _fail("ranks", "switch_permutation needs ranks to be a multiple of concentration")
-        if self.pattern == "all2all" and self.ranks > 4096:
-            _fail("ranks", "all2all is limited to 4096 ranks")
 
     @property
     def vc_sets_count(self) -> int:

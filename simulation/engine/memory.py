@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 from . import loop as L
 from .config import SimConfig
+from .kernels import KERNELS
 from .routing import N_FIELDS
 
 __all__ = ["MemoryEstimate", "MemoryLimitError", "MemoryPart", "check_memory",
@@ -149,19 +150,15 @@ def _ranks(config: SimConfig) -> int:
 
 def _messages(config: SimConfig) -> tuple[int, int]:
     """Listed messages and dependency steps per rank of the kernel."""
-    lg = max(1, config.ranks.bit_length() - 1)
-    return {"allreduce": (2 * lg, 2 * lg), "stencil4": (4, 1), "stencil8": (8, 1),
-            "random_involution": (1, 1)}.get(config.pattern, (0, 0))
+    kernel = KERNELS.get(config.pattern)
+    listed = kernel.listed(config.ranks) if kernel else 0
+    return (listed, kernel.steps(config.ranks)) if listed else (0, 0)
 
 
 def _kernel_packets(config: SimConfig) -> int:
     """Packets one rank of the kernel sends in all (an upper bound for stencils)."""
-    k, m = config.ranks, config.kernel_message_packets
-    if config.pattern == "all2all":
-        return (k - 1) * m
-    if config.pattern == "allreduce":
-        return 2 * sum(max(1, m >> j) for j in range(max(1, k.bit_length() - 1)))
-    return _messages(config)[0] * m
+    return KERNELS[config.pattern].packets_per_rank(config.ranks,
+                                                    config.kernel_message_packets)
 
 
 def _injectable(config: SimConfig) -> int:

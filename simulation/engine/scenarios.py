@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from allocation.hyperx import POLICIES, HyperX, allocate, static_partition
+from allocation.hyperx import HyperX, allocate, fits_formula, static_partition
 
 from .config import SimConfig
+from .kernels import KERNELS
 from .traffic import AppSpec
 
 __all__ = ["build_apps", "build_partitions", "check_partitions"]
@@ -47,12 +48,11 @@ def build_partitions(config: SimConfig) -> list[np.ndarray]:
     c = config.concentration
     n = sides[0]
     if (
-        config.policy in POLICIES
+        fits_formula(config.policy, n)
         and len(sides) == 2
         and sides[0] == sides[1] == c
         and config.ranks % (n * n) == 0
         and n_apps * (config.ranks // (n * n)) <= n
-        and (n % 2 == 0 or config.policy not in ("rectangular", "l_shape"))
     ):
         blocks = config.ranks // (n * n)
         return [
@@ -128,10 +128,10 @@ def build_apps(config: SimConfig, partitions: list[np.ndarray]) -> list[AppSpec]
         parts = parts[:1]
     per = config.vc_sets == "per_partition"
     kernel = config.is_kernel
-    if config.pattern == "allreduce":
-        for p in parts:
-            if len(p) & (len(p) - 1):
-                raise ValueError("partitions: allreduce needs power-of-two partition sizes")
+    rule = KERNELS.get(config.pattern)
+    if rule is not None and not all(rule.ranks_ok(len(p)) for p in parts):
+        raise ValueError(f"partitions: {config.pattern} needs {rule.rank_rule} in each "
+                         "partition")
     apps = [
         AppSpec(
             endpoints=p,

@@ -6,6 +6,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from allocation.hyperx.patterns import OPEN_LOOP_PATTERNS
+
 from . import loop as L
 from .config import SimConfig
 from .network import Network, build_network
@@ -407,7 +409,7 @@ def _summarise(
     )
 
 
-_OPEN = ("uniform", "permutation", "switch_permutation")
+_OPEN = OPEN_LOOP_PATTERNS
 
 
 def _is_finite(spec: AppSpec) -> bool:

@@ -25,7 +25,8 @@ Closed-loop kernels send messages of ``message_packets`` packets:
 - ``random_involution``: a random perfect matching of the ranks (one idle
   rank when ``k`` is odd); partners exchange one message.
 
-A kernel completes when all its packets are delivered.
+A kernel completes when all its packets are delivered. The kernels' message
+lists and rules are in :mod:`.kernels` (the registry); this module compiles them.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from allocation.hyperx.patterns import OPEN_LOOP_PATTERNS, PERMUTATION, SWITCH_PERMUTATION, UNIFORM
+
+from .kernels import KERNELS, stencil_grid
 from .loop import K_ALL2ALL, K_ALL2ALL_ROUNDS, K_FIXED, K_LIST, K_UNIFORM
 
 __all__ = [
@@ -106,20 +110,6 @@ def sattolo(k: int, rng: np.random.Generator) -> np.ndarray:
     return perm
 
 
-def stencil_grid(k: int) -> tuple[int, int]:
-    """``(px, py)`` with ``px * py == k``, ``px <= py``, as square as possible.
-
-    Examples
-    --------
-    >>> stencil_grid(64), stencil_grid(32), stencil_grid(7)
-    ((8, 8), (4, 8), (1, 7))
-    """
-    px = int(np.floor(np.sqrt(k)))
-    while k % px:
-        px -= 1
-    return px, k // px
-
-
 def kernel_messages(
     pattern: str, k: int, message_packets: int, rng: np.random.Generator,
     wrap: bool = False,
@@ -139,59 +129,16 @@ def kernel_messages(
     >>> kernel_messages("stencil4", 4, 1, np.random.default_rng(0), wrap=True)[0][0]
     [(1, 1, 0), (1, 1, 0), (2, 1, 0), (2, 1, 0)]
     """
-    if pattern == "allreduce":
-        return _allreduce_messages(k, message_packets), 2 * (k.bit_length() - 1), True
-    if pattern in ("stencil4", "stencil8"):
-        return _stencil_messages(pattern, k, message_packets, wrap), 1, False
-    if pattern == "random_involution":
-        return _involution_messages(k, message_packets, rng), 1, False
-    raise ValueError(f"pattern: not a listed kernel: {pattern!r}")
+    kernel = KERNELS.get(pattern)
+    if kernel is None or kernel.messages is None:
+        raise ValueError(f"pattern: not a listed kernel: {pattern!r}")
+    return kernel.messages(k, message_packets, rng, wrap), kernel.steps(k), kernel.waits
 
 
-def _allreduce_messages(k: int, m: int) -> list[list[tuple[int, int, int]]]:
-    """Rabenseifner's all-reduce: reduce-scatter steps with halving sizes, then
-    the all-gather in reverse order (step ``s`` waits for step ``s - 1``)."""
-    lg = k.bit_length() - 1
-    msgs: list[list[tuple[int, int, int]]] = [[] for _ in range(k)]
-    for r in range(k):
-        for j in range(lg):
-            msgs[r].append((r ^ (1 << j), max(1, m >> j), j))
-        for j in range(lg):
-            b = lg - 1 - j
-            msgs[r].append((r ^ (1 << b), max(1, m >> b), lg + j))
-    return msgs
-
-
-def _stencil_messages(pattern: str, k: int, m: int, wrap: bool) -> list[list[tuple[int, int, int]]]:
-    """One message to each grid neighbour (4 or 8); without ``wrap`` ranks on
-    the border have fewer, as in the study."""
-    px, py = stencil_grid(k)
-    offs = [(1, 0), (-1, 0), (0, 1), (0, -1)]
-    if pattern == "stencil8":
-        offs += [(1, 1), (1, -1), (-1, 1), (-1, -1)]
-    msgs = []
-    for r in range(k):
-        y, x = divmod(r, px)
-        if wrap:
-            msgs.append([(((y + dy) % py) * px + (x + dx) % px, m, 0) for dx, dy in offs])
-        else:  # the study's neighbour sets: ranks on the border have fewer
-            msgs.append([((y + dy) * px + x + dx, m, 0) for dx, dy in offs
-                         if 0 <= x + dx < px and 0 <= y + dy < py])
-    return msgs
-
-
-def _involution_messages(
-    k: int, m: int, rng: np.random.Generator
-) -> list[list[tuple[int, int, int]]]:
-    """A random perfect matching (one idle rank when ``k`` is odd); partners
-    exchange one message."""
-    order = rng.permutation(k)
-    msgs: list[list[tuple[int, int, int]]] = [[] for _ in range(k)]
-    for i in range(0, k - 1, 2):
-        a, b = int(order[i]), int(order[i + 1])
-        msgs[a].append((b, m, 0))
-        msgs[b].append((a, m, 0))
-    return msgs
+def _loop_generated(pattern: str) -> bool:
+    """A kernel the cycle loop generates itself (the all-to-all), nothing listed."""
+    kernel = KERNELS.get(pattern)
+    return kernel is not None and kernel.messages is None
 
 
 def build_traffic(
@@ -211,9 +158,9 @@ def build_traffic(
     tables = _TableBuilder(len(apps))
     for a, app in enumerate(apps):
         k = len(app.endpoints)
-        if app.pattern in ("uniform", "permutation", "switch_permutation"):
+        if app.pattern in OPEN_LOOP_PATTERNS:
             part = _open_loop_app(app, k, packet_phits, concentration, rng)
-        elif app.pattern == "all2all":
+        elif _loop_generated(app.pattern):
             part = _AppPart(kind=K_ALL2ALL_ROUNDS if all2all_rounds else K_ALL2ALL,
                             total=k * (k - 1) * app.message_packets)
         else:
@@ -251,7 +198,7 @@ def _open_loop_app(
     rank or to a fixed partner; ``packets_per_task`` bounds a task's packets."""
     ppt = app.packets_per_task
     return _AppPart(
-        kind=K_UNIFORM if app.pattern == "uniform" else K_FIXED,
+        kind=K_UNIFORM if app.pattern == UNIFORM else K_FIXED,
         prob=app.rate / packet_phits,
         total=-1 if ppt is None else k * ppt,
         wait=-1 if app.role == "background" else 0,
@@ -266,9 +213,9 @@ def _open_loop_partners(
     """Rank-local partners: a cyclic permutation of the ranks (``permutation``)
     or of switch-sized groups (``switch_permutation``); the identity (unused)
     for ``uniform``."""
-    if pattern == "permutation":
+    if pattern == PERMUTATION:
         return sattolo(k, rng)
-    if pattern == "switch_permutation":
+    if pattern == SWITCH_PERMUTATION:
         g = concentration
         if k // g >= 2:
             gperm = sattolo(k // g, rng)
@@ -325,7 +272,7 @@ class _TableBuilder:
         """The ranks' message lists, first-message sizes and expected receives."""
         k, r0 = len(msgs), self.r0
         for r in range(k):
-            self.rm.append(0 if app.pattern == "all2all" else len(self.mdst))
+            self.rm.append(0 if _loop_generated(app.pattern) else len(self.mdst))
             self.rmleft.append(msgs[r][0][1] if msgs[r] else app.message_packets)
             for d, sz, st in msgs[r]:
                 self.mdst.append(d + r0)

@@ -23,19 +23,21 @@ import time
 
 import numpy as np
 
+from allocation.hyperx.patterns import ALL2ALL, ALLREDUCE, PERMUTATION, STENCIL4, UNIFORM
+
 from .config import ROUTINGS, SimConfig
 from .simulator import simulate
 
 __all__ = ["warm_up"]
 
 _CASES: tuple[dict[str, object], ...] = (
-    {"pattern": "uniform", "rate": 0.5, "packets_per_task": 2},
-    {"pattern": "permutation", "rate": 0.5, "max_cycles": 300, "warmup_cycles": 100},
-    {"pattern": "all2all", "message_packets": 1},
-    {"pattern": "all2all", "message_packets": 2, "all2all_schedule": "blocks"},
-    {"pattern": "allreduce", "message_packets": 2},
-    {"pattern": "stencil4", "message_packets": 1},
-    {"pattern": "all2all", "message_packets": 1, "scenario": "interference", "ranks": 4,
+    {"pattern": UNIFORM, "rate": 0.5, "packets_per_task": 2},
+    {"pattern": PERMUTATION, "rate": 0.5, "max_cycles": 300, "warmup_cycles": 100},
+    {"pattern": ALL2ALL, "message_packets": 1},
+    {"pattern": ALL2ALL, "message_packets": 2, "all2all_schedule": "blocks"},
+    {"pattern": ALLREDUCE, "message_packets": 2},
+    {"pattern": STENCIL4, "message_packets": 1},
+    {"pattern": ALL2ALL, "message_packets": 1, "scenario": "interference", "ranks": 4,
      "vc_sets": "per_partition"},
 )
 

@@ -10,6 +10,10 @@
   run's result instead of simulating (``result["reused"]``; ``result["reused_from"]``
   names it, unless under ``HX_PRIVATE_DATA`` it is another user's run).
   Single runs are reused at creation; sweep runs when the worker claims them.
+  Work that needs a result inside its own task (a recommendation's predictions)
+  asks :func:`stored_result`: the stored result of that hash, else it simulates
+  once and stores a run of its ``origin`` (``SimulationRun.origin``), so
+  predictions, sweeps and calibrations share one store.
 * A sweep is the product of parameter lists over a base configuration, one run
   (and one Celery task) per point; its status and progress are derived from
   its runs.
@@ -17,6 +21,7 @@
 The service API of the app, by topic: :mod:`.configs`, :mod:`.runs`,
 :mod:`.sweeps`; the web side's limits are in ``simulation.constants``."""
 
+from simulation.engine.config import study_message_packets
 from simulation.services.configs import (
     CHOICES,
     CONFIG_FIELDS,
@@ -25,8 +30,10 @@ from simulation.services.configs import (
     check_config,
     config_hash,
     describe,
+    is_kernel,
     machine_partitions,
     parse_config,
+    usable_ranks,
     validate_config,
 )
 from simulation.services.runs import (
@@ -37,6 +44,7 @@ from simulation.services.runs import (
     simulate_inline,
     simulate_work,
     start_run,
+    stored_result,
     summarise,
 )
 from simulation.services.sweeps import (
@@ -74,6 +82,7 @@ __all__ = [
     "describe",
     "execute_run",
     "expand_sweep",
+    "is_kernel",
     "machine_partitions",
     "parse_config",
     "result_row",
@@ -83,12 +92,15 @@ __all__ = [
     "start_reproduction",
     "start_run",
     "start_study",
+    "stored_result",
+    "study_message_packets",
     "study_size",
     "summarise",
     "sweep_counts",
     "sweep_progress",
     "sweep_rows",
     "sweep_status_text",
+    "usable_ranks",
     "validate_config",
     "with_counts",
 ]

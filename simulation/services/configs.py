@@ -23,6 +23,7 @@ from simulation.engine.config import (
     SCENARIOS,
     VC_SETS,
 )
+from simulation.engine.kernels import KERNELS
 from simulation.engine.memory import MemoryLimitError, check_memory, estimate_memory
 
 CONFIG_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(SimConfig))
@@ -163,3 +164,15 @@ def machine_partitions(machine, cfg: SimConfig) -> list[list[int]]:
         available[list(candidate.endpoints)] = False
         parts.append(list(candidate.endpoints))
     return parts
+
+
+def usable_ranks(pattern: str, nodes: int) -> int:
+    """The most ranks ``pattern`` runs among ``nodes`` nodes (its kernel's rank rule:
+    a power of two for the all-reduce); ``nodes`` for open-loop patterns."""
+    kernel = KERNELS.get(pattern)
+    return kernel.usable_ranks(nodes) if kernel else nodes
+
+
+def is_kernel(pattern: str) -> bool:
+    """Whether ``pattern`` is a closed-loop kernel (else open-loop traffic)."""
+    return pattern in KERNELS

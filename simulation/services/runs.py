@@ -4,6 +4,8 @@ tracked-run runner, summarise, cancel, delete."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import numpy as np
@@ -61,13 +63,18 @@ def start_run(config: Any, *, user=None, machine=None) -> SimulationRun:
     return run
 
 
+def _stored(config_hash_: str, engine_version: str = ENGINE_VERSION):
+    """Succeeded runs of one configuration hash, of every origin, oldest first."""
+    return (SimulationRun.objects.filter(config_hash=config_hash_,
+                                         engine_version=engine_version,
+                                         status=RunStatus.SUCCEEDED)
+            .order_by("finished_at", "id"))
+
+
 def reusable_source(run: SimulationRun) -> SimulationRun | None:
     """A succeeded run with the same hash: the oldest (never a reused copy's copy
     chain), or under ``HX_PRIVATE_DATA`` the owner's own oldest when there is one."""
-    identical = (SimulationRun.objects.filter(config_hash=run.config_hash,
-                                              engine_version=run.engine_version,
-                                              status=RunStatus.SUCCEEDED)
-                 .exclude(pk=run.pk).order_by("finished_at", "id"))
+    identical = _stored(run.config_hash, run.engine_version).exclude(pk=run.pk)
     if not _names_any_source(run):
         own = identical.filter(user_id=run.user_id).first()
         if own is not None:
@@ -129,6 +136,42 @@ def simulate_work(run: SimulationRun, reporter: RunReporter) -> dict[str, Any]:
     reporter.log(f"done in {wall:.2f} s: {result['cycles']} cycles, makespan "
                  f"{makespan if makespan is not None else 'n/a'}")
     return result
+
+
+def stored_result(cfg: SimConfig, partitions: list[np.ndarray] | None, *, origin: str,
+                  user=None, machine=None,
+                  progress: Callable[[float], None] | None = None) -> tuple[dict[str, Any], bool]:
+    """(result, reused) of one configuration on explicit partitions, simulated at most
+    once: a succeeded run of any origin with the same configuration hash (a sweep's,
+    a prediction's, a calibration's) answers; otherwise this simulates in the calling
+    process and stores the result as a succeeded run of ``origin`` for the next asker.
+
+    For work that already runs on a worker (a recommendation's prediction): there is
+    no task of its own, and no lease to take, since nothing else waits on the row."""
+    config = canonical_config(cfg)
+    parts = [list(map(int, p)) for p in partitions] if partitions else None
+    key = config_hash(config, parts)
+    source = _stored(key).only("result").first()
+    if source is not None:
+        return dict(source.result or {}), True
+    started = time.perf_counter()
+    res = simulate(cfg, [np.asarray(p, dtype=np.int64) for p in parts] if parts else None,
+                   progress=progress)
+    wall = time.perf_counter() - started
+    result = {**res.as_dict(), "wall_seconds": wall}
+    now = timezone.now()
+    run = new_run(cfg, user=user, machine=machine, partitions=parts)
+    run.origin = origin
+    run.result = result
+    run.status = RunStatus.SUCCEEDED
+    run.progress = 1.0
+    run.attempts = 1
+    run.started_at, run.finished_at = now - timedelta(seconds=wall), now
+    run.log = [f"{now:%H:%M:%S} simulated for a {origin} in {wall:.2f} s"]
+    run.wall_seconds = wall
+    run.summary = {**summarise(result), "wall_seconds": wall}
+    run.save()
+    return result, False
 
 
 def _store_summary(run: SimulationRun) -> None:

@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from allocation.services import jobs
 from recommendations import constants as recommendation_constants
 from recommendations.models import PolicyPrediction, Recommendation
 from tests.recommendations.test_recommendations import (  # noqa: F401 (fixture)
@@ -20,6 +21,9 @@ from tests.recommendations.test_recommendations import (  # noqa: F401 (fixture)
 )
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("ref")]
+
+#: One candidate (and one prediction) per policy of the registry.
+N_POLICIES = len(jobs.ONLINE_POLICIES)
 
 ALICE = {"name": "alice-job", "external_id": "A-1"}
 BOB = {"name": "bob-job", "external_id": "B-2"}
@@ -68,15 +72,15 @@ def test_a_shared_computation_still_running_finishes_for_both(api, monkeypatch):
     assert bob.status_code == 202, bob.content
     bob = bob.json()
     assert bob["id"] != alice["id"] and bob["status"] == "computing"
-    assert bob["progress"] == {"simulations": 8, "done": 0}
-    assert PolicyPrediction.objects.count() == 8, "one set of simulations for both"
+    assert bob["progress"] == {"simulations": N_POLICIES, "done": 0}
+    assert PolicyPrediction.objects.count() == N_POLICIES, "one set of simulations for both"
     run_predictions(alice["id"])
     done = {who: api("viewer").get(f"/api/v1/recommendations/{rec['id']}/").json()
             for who, rec in (("alice", alice), ("bob", bob))}
     assert done["bob"]["status"] == done["alice"]["status"] == "ready"
     assert done["bob"]["method"] == "simulation"
     assert done["bob"]["ranking"] == done["alice"]["ranking"]
-    assert done["bob"]["progress"] == {"simulations": 8, "done": 8}
+    assert done["bob"]["progress"] == {"simulations": N_POLICIES, "done": N_POLICIES}
     assert (done["bob"]["name"], done["bob"]["user"]) == ("bob-job", "operator2")
 
 
@@ -96,5 +100,5 @@ def test_private_data_shares_nothing_of_anothers_row(api, settings):
     assert "alice-job" not in text and "A-1" not in text
     assert f"recommendation={alice['id']}" not in text
     # Bob's answer is computed for him: his own simulations, none of Alice's.
-    assert PolicyPrediction.objects.filter(recommendation_id=bob["id"]).count() == 8
+    assert PolicyPrediction.objects.filter(recommendation_id=bob["id"]).count() == N_POLICIES
     assert api("operator2").get(f"/api/v1/recommendations/{alice['id']}/").status_code == 404

@@ -23,7 +23,11 @@ from hxportal import recovery
 from hxportal.models import TERMINAL_RUN_STATUSES
 from recommendations import constants as recommendation_constants
 from recommendations.models import PolicyPrediction, Recommendation
-from tests.recommendations.test_recommendations import SPARES, ref  # noqa: F401 (fixture)
+from tests.recommendations.test_recommendations import (  # noqa: F401 (ref: a fixture)
+    N_POLICIES,
+    SPARES,
+    ref,
+)
 from tests.workers import celery_worker, purge_broker, wait_for
 
 
@@ -52,7 +56,7 @@ def test_first_recommendation_on_a_fresh_worker_is_simulated(tmp_path, api, ref)
         elapsed = time.monotonic() - started
     print(f"\nfirst recommendation on a fresh 2-process worker: {elapsed:.1f} s")
     assert body["method"] == "simulation", (body["note"], log_path.read_text()[-3000:])
-    assert body["progress"] == {"simulations": 8, "done": 8}
+    assert body["progress"] == {"simulations": N_POLICIES, "done": N_POLICIES}
     assert body["ranking"][0]["policy"] == body["recommended"]["policy"]
 
 

@@ -18,6 +18,9 @@ from simulation.engine.config import study_message_packets
 
 pytestmark = pytest.mark.django_db
 
+#: One candidate (and one prediction) per policy of the registry.
+N_POLICIES = len(jobs.ONLINE_POLICIES)
+
 SPARES = {"p_abn": 0.026, "alpha_abn": 3.53, "t_bench": 0.0167}
 
 
@@ -60,7 +63,7 @@ def test_analytic_ranking_is_immediate_complete_and_cached(api, ref):
     body = first.json()
     assert body["status"] == "ready" and body["method"] == "analytic"
     ranked = [e["policy"] for e in body["ranking"]]
-    assert len(ranked) == 8 and "least_loaded_diagonal" in ranked
+    assert len(ranked) == N_POLICIES and "least_loaded_diagonal" in ranked
     rec = body["recommended"]
     assert rec["policy"] == ranked[0] and rec["n_total"] == 64 + rec["n_spare"]
     assert rec["sbatch"][0] == f"#SBATCH --nodes={rec['n_total']}"
@@ -88,7 +91,7 @@ def test_repeated_answer_equals_the_stored_recommendation(api, ref):
     # Late predictions finishing change the progress: the next repeat shows it.
     PolicyPrediction.objects.filter(recommendation_id=first["id"]).update(status="succeeded")
     later = ask(api).json()
-    assert later["progress"] == {"simulations": 8, "done": 8}
+    assert later["progress"] == {"simulations": N_POLICIES, "done": N_POLICIES}
     assert later == {**api("viewer").get(f"/api/v1/recommendations/{first['id']}/").json(),
                      "cached": True}
     # Accepted, it is no longer the answer to the question: a new one is computed.
@@ -116,13 +119,13 @@ def test_simulated_ranking_replaces_the_analytic_one(api, ref, monkeypatch):
     response = ask(api)
     assert response.status_code == 202
     rec_id = response.json()["id"]
-    assert response.json()["progress"]["simulations"] == 8
+    assert response.json()["progress"]["simulations"] == N_POLICIES
     run_predictions(rec_id)
     body = api("viewer").get(f"/api/v1/recommendations/{rec_id}/").json()
     assert body["status"] == "ready" and body["method"] == "simulation", body["note"]
-    assert body["progress"]["done"] == 8
+    assert body["progress"]["done"] == N_POLICIES
     simulated = [e for e in body["ranking"] if e.get("predicted_cycles")]
-    assert len(simulated) == 8
+    assert len(simulated) == N_POLICIES
     assert "cycles" in body["recommended"]["reason"]
     # candidates the study's lessons refuse come last; each part is in cost order
     refused = [bool(e.get("refused")) for e in body["ranking"]]

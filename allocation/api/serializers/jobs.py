@@ -13,7 +13,7 @@ from rest_framework import serializers
 
 from allocation.layout import MAX_NODES, MAX_PARTITION_INDEX
 from allocation.models import Job, JobStatus, Machine
-from allocation.patterns import PatternChoiceField
+from allocation.pattern_fields import PatternChoiceField
 from allocation.services import jobs
 from hxportal import hostlists
 from hxportal.api.fields import NameRelatedField, RowUrlField

@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from allocation.hyperx import ONLINE_POLICIES
 from allocation.models import CommPattern, Machine
-from allocation.patterns import canonical
+from allocation.pattern_fields import canonical
 from allocation.services import jobs
 from hxportal import services as accounts
 from hxportal.errors import ConflictError

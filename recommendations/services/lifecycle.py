@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from allocation.hyperx.fragmentation import broken_switches
+from allocation.hyperx.patterns import canonical_pattern
 from allocation.models import CommPattern, Job, Machine
 from allocation.services import jobs, machines, slurm, slurm_sync
 from health import services as health
@@ -30,7 +31,6 @@ from recommendations.models import (
 )
 from recommendations.services.predictions import answer_at_deadline, prediction_config
 from recommendations.services.ranking import analytic_factors, share_outcome, store_ranking
-from simulation.engine.config import canonical_pattern
 
 
 def default_policy() -> str:
@@ -60,8 +60,7 @@ def occupancy_fingerprint(available: np.ndarray, owner: np.ndarray) -> str:
     return digest.hexdigest()
 
 
-def _cache_key(machine: Machine, occupancy: str, inputs: dict[str, Any]) -> str:
-    estimate = health.latest_estimate(machine)
+def _cache_key(machine: Machine, estimate, occupancy: str, inputs: dict[str, Any]) -> str:
     payload = {"machine": machine.pk, "occupancy": occupancy,
                "estimate": estimate.pk if estimate else None, **inputs}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
@@ -103,7 +102,7 @@ def request_recommendation(*, user, machine: Machine, node_count: int, pattern: 
     if pattern not in CommPattern.values:
         raise ValidationError({"pattern": [f"must be one of {', '.join(CommPattern.values)}"]})
     t_cmpt_s, t_comm_s = _times(t_cmpt, t_comm, wall_time, compute_fraction)
-    available, owner = jobs.occupancy(machine)
+    snapshot = available, owner = jobs.occupancy(machine)  # the request's one read
     free = int(available.sum())
     if node_count > free:
         raise ValidationError({"node_count": [
@@ -113,7 +112,8 @@ def request_recommendation(*, user, machine: Machine, node_count: int, pattern: 
               "compute_fraction": compute_fraction, "p_abn": p_abn,
               "alpha_abn": alpha_abn, "t_bench": t_bench, "simulate": simulate,
               "default_policy": default_policy()}
-    key = _cache_key(machine, occupancy_fingerprint(available, owner), inputs)
+    estimate = health.latest_estimate(machine)  # the spare model's, read once too
+    key = _cache_key(machine, estimate, occupancy_fingerprint(available, owner), inputs)
     # A repeat needs no lock; otherwise lock the machine and look again, so identical
     # concurrent questions compute once.
     answers = _fresh_answers(machine, key, user)
@@ -125,7 +125,7 @@ def request_recommendation(*, user, machine: Machine, node_count: int, pattern: 
             return refresh(repeat), True
         if (source := answers.first()) is not None:
             return _share(source, user, name, external_id), True
-        rec = _create(user, machine, name, external_id, inputs, key)
+        rec = _create(user, machine, name, external_id, inputs, key, snapshot, estimate)
     return rec, False
 
 
@@ -143,8 +143,11 @@ def _share(source: Recommendation, user, name: str, external_id: str) -> Recomme
 
 
 def _create(user, machine: Machine, name: str, external_id: str, inputs: dict,
-            key: str) -> Recommendation:
-    candidates = jobs.compare_policies(machine, inputs["node_count"])
+            key: str, snapshot: tuple[np.ndarray, np.ndarray], estimate) -> Recommendation:
+    """The recommendation on the occupancy ``snapshot``, which it keeps (held and down
+    endpoints, each candidate's endpoints): every ranking pass, each prediction and
+    the accept read the machine as it was asked about, never a newer view of it."""
+    candidates = jobs.compare_policies(machine, inputs["node_count"], snapshot=snapshot)
     feasible = [c for c in candidates if not c.error]
     if not feasible:
         raise ValidationError({"node_count": [candidates[0].error]})
@@ -152,19 +155,21 @@ def _create(user, machine: Machine, name: str, external_id: str, inputs: dict,
         machine=machine, user=user, name=name, external_id=external_id,
         node_count=inputs["node_count"], pattern=inputs["pattern"], inputs=inputs,
         cache_key=key, deadline=timezone.now() + timedelta(seconds=constants.DEADLINE_SECONDS))
-    available, owner = jobs.occupancy(machine)
+    available, owner = snapshot
     held = np.nonzero(owner > 0)[0]
     rec.inputs = {**inputs, "held_fraction": float(held.size / max(owner.size, 1)),
                   "held_endpoints": held.tolist(),
+                  "down_endpoints": np.nonzero(~available & (owner == 0))[0].tolist(),
+                  "estimate_id": estimate.pk if estimate else None,
                   "candidates": [{**c.as_dict(), "endpoints": list(c.endpoints),
                                   "broken_switches": broken_switches(
                                       available, np.asarray(c.endpoints, dtype=np.int64),
                                       machine.concentration) if c.endpoints else 0}
                                  for c in candidates]}
     factors = analytic_factors(rec.inputs["candidates"], rec.inputs["held_fraction"])
-    store_ranking(rec, factors, RecommendationMethod.ANALYTIC, final=not inputs["simulate"])
+    store_ranking(rec, factors, RecommendationMethod.ANALYTIC, final=not inputs["simulate"],
+                  estimate=estimate)
     if inputs["simulate"]:
-
         for candidate in feasible:
             prediction = PolicyPrediction.objects.create(
                 recommendation=rec, policy=candidate.policy, user=user,
@@ -226,12 +231,15 @@ ACCEPT_ATTEMPTS = 3
 def accept(rec: Recommendation, user, policy: str | None = None) -> Job:
     """Allocate the recommended (or chosen) policy with N_node + N_spare nodes, once.
 
-    The primaries are the partition that was ranked (and simulated) when all its
-    nodes are still free; the spares are chosen around it by the same policy.
-    On a machine linked to Slurm the portal first syncs, then checks that Slurm
-    has every proposed node free at that moment; a node taken meanwhile (in
-    Slurm or the portal) makes it propose again around it rather than queue
-    behind it. Slurm unreachable: nothing is allocated (a 409 that says so).
+    What is allocated is what was ranked: the candidate's primaries (the partition
+    its prediction simulated) and the spares the ranking chose around them. A spare
+    taken meanwhile is chosen again around the same primaries. When a primary was
+    taken meanwhile, the simulated partition no longer exists: the policy proposes
+    anew on the live machine, and the recommendation's note says that the job did
+    not get the simulated partition, and why. On a machine linked to Slurm the
+    portal first syncs, then checks that Slurm has every node free at that moment;
+    a node Slurm holds counts as taken. Slurm unreachable: nothing is allocated (a
+    409 that says so).
     """
     policy, entry = _acceptable(rec, policy)
     linked = slurm.linked_link(rec.machine) is not None
@@ -243,7 +251,7 @@ def accept(rec: Recommendation, user, policy: str | None = None) -> Job:
                                          "allocated", field="machine") from exc
     refused: set[int] = set()  # endpoints Slurm holds that the portal did not know of
     for _ in range(ACCEPT_ATTEMPTS):
-        candidate = _proposal(rec, policy, entry["n_spare"], refused)
+        candidate, anew = _proposal(rec, policy, entry, refused)
         if linked:
             taken = slurm.not_free(candidate.hostnames)
             if taken:
@@ -251,7 +259,7 @@ def accept(rec: Recommendation, user, policy: str | None = None) -> Job:
                                               strict=True) if h in taken}
                 continue
         try:
-            return _record_accept(rec, user, policy, entry, candidate)
+            return _record_accept(rec, user, policy, entry, candidate, anew)
         except jobs.PartitionTaken:
             continue
     raise ConflictError(f"the nodes proposed for {policy} were taken {ACCEPT_ATTEMPTS} times "
@@ -273,26 +281,37 @@ def _acceptable(rec: Recommendation, policy: str | None) -> tuple[str, dict]:
     return policy, entry
 
 
-def _proposal(rec: Recommendation, policy: str, n_spare: int, refused: set[int]):
-    """The ranked partition plus spares around it when it is still free, else the
-    policy's partition of N + spares on the live occupancy; never a refused node."""
-    machine = rec.machine
+def _proposal(rec: Recommendation, policy: str, entry: dict, refused: set[int]):
+    """(candidate, proposed anew): the ranked primaries and spares when all are free;
+    the ranked primaries with spares chosen again around them; else, the primaries
+    being taken, the policy's partition of N + spares on the live occupancy. Never a
+    refused node."""
+    machine, n_spare = rec.machine, entry["n_spare"]
     available, owner = jobs.occupancy(machine)
     available[list(refused)] = False
     busy = (owner > 0) | ~available
     ranked = next((c for c in rec.inputs.get("candidates", []) if c["policy"] == policy), {})
-    candidate = jobs.propose_around(machine, policy, ranked.get("endpoints") or (), n_spare,
-                                    ranked.get("seed", 0), available, busy)
-    if candidate.error:
-        candidate = jobs.propose(machine, policy, rec.node_count + n_spare,
-                                 ranked.get("seed", 0), available=available, busy=busy)
+    primaries, seed = list(ranked.get("endpoints") or ()), ranked.get("seed", 0)
+    spares = [n.index for n in machines.resolve_hostlist(machine, entry["spares_hostlist"])] \
+        if entry.get("spares_hostlist") else []
+    if len(spares) == n_spare:
+        candidate = jobs.propose_around(machine, policy, primaries + spares, 0, seed,
+                                        available, busy)
+        if not candidate.error:
+            return candidate, False
+    candidate = jobs.propose_around(machine, policy, primaries, n_spare, seed, available, busy)
+    if not candidate.error:
+        return candidate, False
+    candidate = jobs.propose(machine, policy, rec.node_count + n_spare, seed,
+                             available=available, busy=busy)
     if candidate.error:
         raise ValidationError({"node_count": [
             f"{policy} cannot place {rec.node_count} + {n_spare} nodes now: {candidate.error}"]})
-    return candidate
+    return candidate, True
 
 
-def _record_accept(rec: Recommendation, user, policy: str, entry: dict, candidate) -> Job:
+def _record_accept(rec: Recommendation, user, policy: str, entry: dict, candidate,
+                   anew: bool) -> Job:
     with transaction.atomic():
         rec = Recommendation.objects.select_for_update().get(pk=rec.pk)
         _acceptable(rec, policy)  # accepted meanwhile by a concurrent request?
@@ -304,5 +323,12 @@ def _record_accept(rec: Recommendation, user, policy: str, entry: dict, candidat
         rec.status = RecommendationStatus.ACCEPTED
         rec.job = job
         rec.accepted_at = timezone.now()
-        rec.save(update_fields=["status", "job", "accepted_at"])
+        fields = ["status", "job", "accepted_at"]
+        if anew:
+            rec.note = (f"{rec.note} " if rec.note else "") + (
+                f"Accepted on nodes {policy} proposed anew: some of the {rec.node_count} "
+                "ranked (and simulated) nodes were taken before the accept.")
+            rec.note = rec.note[:255]
+            fields.append("note")
+        rec.save(update_fields=fields)
         return job

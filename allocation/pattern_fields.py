@@ -1,5 +1,6 @@
-"""One vocabulary of communication patterns for jobs, recommendations and
-simulations: the simulator's names. The hyphenated spellings that jobs used
+"""The API and form fields of a job's communication pattern. The vocabulary is
+``allocation.hyperx.patterns`` (the simulator's names), for jobs,
+recommendations and simulations alike. The hyphenated spellings that jobs used
 before (``all-to-all``, ``stencil-4``, ...) are read as aliases everywhere a
 pattern arrives (API, forms, CLI) and never written.
 """
