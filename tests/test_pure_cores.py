@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PURE = ["allocation.hyperx", "allocation.usage", "health.spares", "simulation.engine", "whatif.replay"]
+PURE = ["allocation.hyperx", "allocation.usage", "health.spares", "simulation.engine",
+        "whatif.replay"]
 
 
 @pytest.mark.parametrize("package", PURE)
