@@ -28,6 +28,7 @@ urlpatterns = [
     path("api/docs/", SwaggerDocsView.as_view(url_name="schema"), name="api-docs"),
     path("simulation/", include("simulation.urls")),
     path("", include("dashboard.urls")),
+    path("", include("metrics.urls")),
     path("", include("allocation.urls")),
     path("", include("health.urls")),
     path("", include("recommendations.urls")),

@@ -17,7 +17,8 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-APPS = ("hxportal", "allocation", "health", "simulation", "recommendations", "dashboard")
+APPS = ("hxportal", "allocation", "health", "simulation", "recommendations", "dashboard",
+        "metrics")
 MODULES = sorted(p for app in APPS for p in (ROOT / app).rglob("*.py")
                  if "migrations" not in p.parts)
 

@@ -41,6 +41,7 @@ STABLE_NAMES = {
     "allocation.tasks.sync_machine": "hx.slurm.sync_machine",
     "allocation.tasks.sync_due": "hx.slurm.sync_due",
     "hxportal.tasks.recover_stale_runs": "hxportal.tasks.recover_stale_runs",
+    "metrics.tasks.refresh_health_snapshots": "hx.metrics.refresh_health_snapshots",
 }
 
 
