@@ -28,12 +28,15 @@ def test_filesystem_broker_counts_the_message_files_of_each_queue(settings, tmp_
                "control_folder": str(tmp_path / "control"), "store_processed": False}
     settings.CELERY_BROKER_URL = "filesystem://"
     settings.CELERY_BROKER_TRANSPORT_OPTIONS = folders
-    publish("filesystem://", folders, "hx-maintenance", 3)
-    publish("filesystem://", folders, "celery", 1)
+    # Names of their own: kombu remembers bindings per process, so a queue another test
+    # bound (in another folder) would not be bound in this one.
+    busy, idle, one = (f"hx-test-{uuid.uuid4().hex[:8]}-{i}" for i in range(3))
+    publish("filesystem://", folders, busy, 3)
+    publish("filesystem://", folders, one, 1)
     (tmp_path / "unrelated.txt").write_text("not a message")
-    reading = queue_lengths(("celery", "hx-interactive", "hx-maintenance"))
+    reading = queue_lengths((busy, idle, one))
     assert reading.reachable
-    assert reading.lengths == {"celery": 1, "hx-interactive": 0, "hx-maintenance": 3}
+    assert reading.lengths == {busy: 3, idle: 0, one: 1}
 
 
 @pytest.fixture

@@ -4,8 +4,10 @@ in CI it fails."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -50,3 +52,22 @@ def test_promtool_would_catch_a_bad_name(promtool):
     result = subprocess.run([promtool, "check", "metrics"], input=bad, capture_output=True,
                             text=True, timeout=60, check=False)
     assert result.returncode != 0 and "_total" in result.stdout + result.stderr
+
+
+def _documented_yaml() -> list[str]:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text()
+    section = text[text.index("### A Prometheus configuration"):]
+    return re.findall(r"```yaml\n(.*?)```", section, re.S)
+
+
+def test_the_documented_scrape_config_and_alerts_are_valid(promtool, tmp_path):
+    config, rules = _documented_yaml()[:2]
+    token = tmp_path / "hxportal.token"
+    token.write_text("hx_example\n")
+    (tmp_path / "prometheus.yml").write_text(
+        config.replace("/etc/prometheus/hxportal.token", str(token)))
+    (tmp_path / "rules.yml").write_text(rules)
+    for kind, name in (("config", "prometheus.yml"), ("rules", "rules.yml")):
+        result = subprocess.run([promtool, "check", kind, str(tmp_path / name)],
+                                capture_output=True, text=True, timeout=60, check=False)
+        assert result.returncode == 0, result.stdout + result.stderr
