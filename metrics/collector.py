@@ -101,9 +101,15 @@ def estimates(readings: Readings) -> Iterator[Metric]:
     high = _gauge("hx_estimate_p_abn_upper", "Upper bound of p_abn's confidence interval.",
                   labels)
     confidence = _gauge("hx_estimate_p_abn_confidence",
-                        "Confidence level of p_abn's interval (0.95: 95 %).", labels)
+                        "Confidence level of the intervals of p_abn and alpha_abn (0.95: 95 %).",
+                        labels)
     alpha = _gauge("hx_estimate_alpha_abn",
                    "Slowdown of abnormal node-runs (absent when none was abnormal).", labels)
+    alpha_low = _gauge("hx_estimate_alpha_abn_lower",
+                       "Lower bound of alpha_abn's confidence interval (same level as p_abn's; "
+                       "absent with fewer than two abnormal node-runs).", labels)
+    alpha_high = _gauge("hx_estimate_alpha_abn_upper",
+                        "Upper bound of alpha_abn's confidence interval.", labels)
     t_bench = _gauge("hx_estimate_t_bench_seconds", "Mean time of normal node-runs.", labels)
     runs = _gauge("hx_estimate_node_runs", "Node-runs in the estimate's window.", labels)
     abnormal = _gauge("hx_estimate_abnormal_node_runs",
@@ -118,11 +124,15 @@ def estimates(readings: Readings) -> Iterator[Metric]:
         confidence.add_metric(key, e.confidence)
         if e.alpha_abn is not None:
             alpha.add_metric(key, e.alpha_abn)
+        if e.alpha_abn_low is not None and e.alpha_abn_high is not None:
+            alpha_low.add_metric(key, e.alpha_abn_low)
+            alpha_high.add_metric(key, e.alpha_abn_high)
         t_bench.add_metric(key, e.t_bench)
         runs.add_metric(key, e.node_runs)
         abnormal.add_metric(key, e.abnormal_runs)
         age.add_metric(key, e.age_seconds)
-    yield from (p_abn, low, high, confidence, alpha, t_bench, runs, abnormal, age)
+    yield from (p_abn, low, high, confidence, alpha, alpha_low, alpha_high, t_bench, runs,
+                abnormal, age)
 
 
 def recommendations(readings: Readings) -> Iterator[Metric]:

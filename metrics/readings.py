@@ -44,6 +44,8 @@ class EstimateReading:
     p_abn_high: float
     confidence: float
     alpha_abn: float | None
+    alpha_abn_low: float | None
+    alpha_abn_high: float | None
     t_bench: float
     node_runs: int
     abnormal_runs: int

@@ -43,6 +43,7 @@ from .estimation import (
     classify_runs,
     estimate,
     estimate_by_benchmark,
+    ratio_interval,
     synthetic_history,
 )
 from .montecarlo import MonteCarloResult, simulate_cost
@@ -100,6 +101,7 @@ __all__ = [
     "persistence_posterior",
     "poisson_binomial_tails",
     "prob_any_abnormal",
+    "ratio_interval",
     "recommend_spares",
     "recommend_spares_for_nodes",
     "runs_needed",

@@ -101,7 +101,8 @@ def estimate_readings(now: datetime) -> list[EstimateReading]:
     return [EstimateReading(
         machine=e.machine.name, benchmark=e.benchmark, p_abn=e.p_abn, p_abn_low=e.p_abn_low,
         p_abn_high=e.p_abn_high, confidence=e.confidence, alpha_abn=e.alpha_abn,
-        t_bench=e.t_bench, node_runs=e.runs, abnormal_runs=e.abnormal_runs,
+        alpha_abn_low=e.alpha_abn_low, alpha_abn_high=e.alpha_abn_high, t_bench=e.t_bench,
+        node_runs=e.runs, abnormal_runs=e.abnormal_runs,
         age_seconds=max(0.0, (now - e.created_at).total_seconds())) for e in rows]
 
 

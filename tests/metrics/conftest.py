@@ -41,7 +41,8 @@ def portal(db, users, machine):
     Estimate.objects.create(
         machine=machine, benchmark="stream", window_start=now - timedelta(days=30),
         window_end=now - timedelta(hours=1), created_at=now - timedelta(hours=1), runs=192,
-        abnormal_runs=5, jobs=4, t_bench=0.0167, alpha_abn=3.53, p_abn=0.026,
+        abnormal_runs=5, jobs=4, t_bench=0.0167, alpha_abn=3.53, alpha_abn_low=3.1,
+        alpha_abn_high=4.0, p_abn=0.026,
         p_abn_low=0.0085, p_abn_high=0.0597)
     Estimate.objects.create(  # an older estimate of the same benchmark is not shown
         machine=machine, benchmark="stream", window_start=now - timedelta(days=60),

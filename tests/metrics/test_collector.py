@@ -27,10 +27,12 @@ def readings(**changes) -> Readings:
                               candidates_up=1, watch=3, duration_seconds=0.25)],
         estimates=[EstimateReading("hx", "stream", p_abn=0.026, p_abn_low=0.0085,
                                    p_abn_high=0.0597, confidence=0.95, alpha_abn=3.53,
-                                   t_bench=0.0167, node_runs=192, abnormal_runs=5,
+                                   alpha_abn_low=3.1, alpha_abn_high=4.0, t_bench=0.0167,
+                                   node_runs=192, abnormal_runs=5,
                                    age_seconds=3600.0),
                    EstimateReading("hx", "dgemm", p_abn=0.0, p_abn_low=0.0, p_abn_high=0.04,
-                                   confidence=0.95, alpha_abn=None, t_bench=1.5,
+                                   confidence=0.95, alpha_abn=None, alpha_abn_low=None,
+                                   alpha_abn_high=None, t_bench=1.5,
                                    node_runs=90, abnormal_runs=0, age_seconds=60.0)],
         recommendations={("hx", "ready"): 4, ("hx", "accepted"): 6},
         latency=[LatencyReading("hx", "analytic", buckets=((0.1, 7), (1.0, 9), (30.0, 10)),
@@ -76,7 +78,7 @@ def test_health_snapshot_and_its_age():
     assert got[("hx_health_snapshot_duration_seconds", ())] == 0.25
 
 
-def test_estimates_carry_their_interval_and_alpha_only_when_abnormal_runs_exist():
+def test_estimates_carry_their_intervals_and_alpha_only_when_abnormal_runs_exist():
     got = samples(readings())
     stream = (("benchmark", "stream"), ("machine", "hx"))
     dgemm = (("benchmark", "dgemm"), ("machine", "hx"))
@@ -85,7 +87,10 @@ def test_estimates_carry_their_interval_and_alpha_only_when_abnormal_runs_exist(
     assert got[("hx_estimate_p_abn_upper", stream)] == 0.0597
     assert got[("hx_estimate_p_abn_confidence", stream)] == 0.95
     assert got[("hx_estimate_alpha_abn", stream)] == 3.53
+    assert got[("hx_estimate_alpha_abn_lower", stream)] == 3.1
+    assert got[("hx_estimate_alpha_abn_upper", stream)] == 4.0
     assert ("hx_estimate_alpha_abn", dgemm) not in got
+    assert ("hx_estimate_alpha_abn_lower", dgemm) not in got
     assert got[("hx_estimate_p_abn_upper", dgemm)] == 0.04
     assert got[("hx_estimate_t_bench_seconds", dgemm)] == 1.5
     assert got[("hx_estimate_abnormal_node_runs", stream)] == 5

@@ -37,6 +37,7 @@ def test_promtool_accepts_the_real_output(promtool, portal, users):
     assert response.status_code == 200
     text = response.content.decode()
     for family in ("hx_nodes", "hx_drain_candidates_up", "hx_estimate_p_abn_upper",
+                   "hx_estimate_alpha_abn_lower",
                    "hx_switches_whole_free", "hx_recommendation_latency_seconds_bucket",
                    "hx_celery_queue_length", "hx_slurm_sync_age_seconds"):
         assert f"\n{family}{{" in text, family
