@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.core.checks import run_checks
+from django.core.management import call_command
 from django.test import Client
 
 from hxportal import services as accounts
@@ -107,3 +108,13 @@ def test_a_mistyped_network_fails_the_start_up_check(settings):
     assert len(errors) == 1 and "'10.0.0.0/33' is not a network" in errors[0].msg
     settings.HX_METRICS_ALLOWED_NETS = ["10.0.0.0/8", "fd00::/8"]
     assert not [e for e in run_checks() if e.id == "metrics.E001"]
+
+
+@pytest.mark.django_db
+def test_the_documented_command_issues_a_token_that_reads_only_metrics(portal, capsys):
+    call_command("hx_user", "prometheus", "--role", "viewer", "--scope", "metrics",
+                 "--read-only")
+    key = capsys.readouterr().out.strip()
+    client = Client(HTTP_AUTHORIZATION=f"Token {key}")
+    assert client.get(URL).status_code == 200
+    assert client.get("/api/v1/nodes/").status_code == 403
