@@ -9,6 +9,7 @@ COPY health ./health
 COPY simulation ./simulation
 COPY recommendations ./recommendations
 COPY dashboard ./dashboard
+COPY metrics ./metrics
 RUN pip install --no-cache-dir .
 COPY . .
 RUN SECRET_KEY=build DATABASE_URL=sqlite:////tmp/build.sqlite3 ALLOWED_HOSTS=build \

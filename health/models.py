@@ -120,6 +120,10 @@ class Estimate(models.Model):
     t_bench = models.FloatField(help_text="Mean time of normal node-runs (s).")
     alpha_abn = models.FloatField(null=True, blank=True,
                                   help_text="Slowdown of abnormal runs; empty when none.")
+    alpha_abn_low = models.FloatField(
+        null=True, blank=True,
+        help_text="Confidence interval of alpha_abn; empty with fewer than two abnormal runs.")
+    alpha_abn_high = models.FloatField(null=True, blank=True)
     p_abn = models.FloatField()
     p_abn_low = models.FloatField()
     p_abn_high = models.FloatField()

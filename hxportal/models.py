@@ -28,6 +28,7 @@ class User(AbstractUser):
 class TokenScope(models.TextChoices):
     ALL = "all", "Everything the user's role allows"
     BENCHMARKS = "benchmarks", "Benchmark upload only (cluster scripts)"
+    METRICS = "metrics", "Metrics only (a Prometheus scraper)"
 
 
 def hash_token(key: str) -> str:

@@ -30,6 +30,7 @@ urlpatterns = [
     path("simulation/", include("simulation.urls")),
     path("whatif/", include("whatif.urls")),
     path("", include("dashboard.urls")),
+    path("", include("metrics.urls")),
     path("", include("allocation.urls")),
     path("", include("health.urls")),
     path("", include("recommendations.urls")),

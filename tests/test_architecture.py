@@ -20,7 +20,8 @@ from allocation.hyperx import ONLINE_POLICIES
 from allocation.hyperx.patterns import PATTERNS
 
 ROOT = Path(__file__).resolve().parents[1]
-APPS = ("hxportal", "allocation", "health", "simulation", "recommendations", "dashboard")
+APPS = ("hxportal", "allocation", "health", "simulation", "recommendations", "dashboard",
+        "metrics")
 MODULES = sorted(p for app in APPS for p in (ROOT / app).rglob("*.py")
                  if "migrations" not in p.parts)
 

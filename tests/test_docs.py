@@ -125,7 +125,8 @@ def _key(number: str) -> tuple[int, ...]:
     return tuple(int(part) for part in number.split("."))
 
 
-TOP_DIRS = ("allocation", "health", "recommendations", "simulation", "dashboard", "hxportal",
+TOP_DIRS = ("allocation", "health", "recommendations", "simulation", "dashboard", "metrics",
+            "hxportal",
             "tests", "templates", "static", "docs", "benchmarks", "contrib", "scripts")
 REPO_PATH = re.compile(rf"`((?:{'|'.join(TOP_DIRS)})/[\w./-]*)`")
 

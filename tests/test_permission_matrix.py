@@ -57,9 +57,12 @@ RULES = {
     "WhatIfStudyViewSet.demo": OP, "WhatIfStudyViewSet.progress": V,
     "WhatIfStudyViewSet.results": V, "WhatIfStudyViewSet.export_csv": V,
     "WhatIfStudyViewSet.cancel": OP,
+    "MetricsView.GET": V,
 }
 # Under /api/ but a page for people: signed out, it sends them to the login page.
 API_PAGES_FOR_PEOPLE = {"SwaggerDocsView"}
+# Outside /api/ but for programs (Prometheus): tokens, and 401 when signed out.
+API_OUTSIDE_API = {"MetricsView"}
 # Pages: "ViewClass.METHOD" -> minimum role (None: open to anonymous)
 PAGE_RULES = {
     "LoginView": None, "LogoutView": None,
@@ -107,7 +110,8 @@ def routes():
             actions = {m: None for m in methods}
         else:
             actions = {m.upper(): a for m, a in actions.items()}
-        yield path, cls, actions, path.startswith("api/")
+        outside = getattr(cls, "__name__", "") in API_OUTSIDE_API
+        yield path, cls, actions, path.startswith("api/") or outside
 
 
 def rule_key(cls, method: str, action: str | None) -> str:

@@ -84,6 +84,7 @@ PATHS = [
     'machines/<str:name>/nodes/state/',
     'machines/<str:name>/slurm-sync/',
     'machines/new/',
+    'metrics',
     'recommend/',
     'recommendations/',
     'recommendations/<int:pk>/',

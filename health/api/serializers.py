@@ -93,7 +93,8 @@ class EstimateSerializer(serializers.ModelSerializer):
     class Meta:
         model = Estimate
         fields = ["id", "machine", "benchmark", "window_start", "window_end", "runs",
-                  "abnormal_runs", "jobs", "nodes", "t_bench", "alpha_abn", "p_abn",
+                  "abnormal_runs", "jobs", "nodes", "t_bench", "alpha_abn", "alpha_abn_low",
+                  "alpha_abn_high", "p_abn",
                   "p_abn_low", "p_abn_high", "confidence", "rule", "created_at", "run"]
         read_only_fields = fields
 

@@ -77,7 +77,8 @@ def estimate_work(run: EstimationRun, reporter: RunReporter) -> dict[str, Any]:
 
 
 def store_estimates(run: EstimationRun) -> None:
-    """Store the run's estimates (inside the transaction that marks it succeeded)."""
+    """Store the run's estimates (inside the transaction that marks it succeeded); a
+    result stored before alpha_abn had an interval stores none."""
     result = run.result or {}
     start = datetime.fromisoformat(result["window_start"])
     end = datetime.fromisoformat(result["window_end"])
@@ -86,7 +87,10 @@ def store_estimates(run: EstimationRun) -> None:
         Estimate(machine_id=run.machine_id, benchmark=e["benchmark"], window_start=start,
                  window_end=end, runs=e["runs"], abnormal_runs=e["abnormal_runs"],
                  jobs=e["jobs"], nodes=e["nodes"], t_bench=e["t_bench"],
-                 alpha_abn=e["alpha_abn"], p_abn=e["p_abn"],
+                 alpha_abn=e["alpha_abn"],
+                 alpha_abn_low=(e.get("alpha_abn_interval") or (None, None))[0],
+                 alpha_abn_high=(e.get("alpha_abn_interval") or (None, None))[1],
+                 p_abn=e["p_abn"],
                  p_abn_low=e["p_abn_interval"][0], p_abn_high=e["p_abn_interval"][1],
                  confidence=e["confidence"], rule=e["rule"], run=run, created_at=end)
         for e in result.get("estimates", []))

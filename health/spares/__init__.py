@@ -42,6 +42,7 @@ from .estimation import (
     classify_runs,
     estimate,
     estimate_by_benchmark,
+    ratio_interval,
 )
 from .montecarlo import MonteCarloResult, simulate_cost
 from .pernode import choose_candidates, poisson_binomial_tails, recommend_spares_for_nodes
@@ -99,6 +100,7 @@ __all__ = [
     "persistence_posterior",
     "poisson_binomial_tails",
     "prob_any_abnormal",
+    "ratio_interval",
     "recommend_spares",
     "recommend_spares_for_nodes",
     "runs_needed",

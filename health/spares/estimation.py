@@ -5,7 +5,8 @@ benchmark time per allocated node.  From many such node-runs:
 
 1. classify each node-run as normal or abnormal (:func:`classify_runs`);
 2. ``t_bench``   = mean time of the normal node-runs (per benchmark kind);
-3. ``alpha_abn`` = mean of the abnormal node-runs / mean of the normal ones;
+3. ``alpha_abn`` = mean of the abnormal node-runs / mean of the normal ones,
+   with a confidence interval for the ratio of means (:func:`ratio_interval`);
 4. ``p_abn``     = abnormal node-runs / all node-runs (the maximum-likelihood
    estimate) with a confidence interval (Clopper-Pearson exact by default,
    Wilson score on request).
@@ -74,6 +75,7 @@ from typing import Any
 
 import numpy as np
 from scipy.stats import beta, norm
+from scipy.stats import t as student_t
 
 from ._validation import SpareTypeError, as_finite, as_int, as_positive
 
@@ -91,6 +93,7 @@ __all__ = [
     "classify_runs",
     "estimate",
     "estimate_by_benchmark",
+    "ratio_interval",
 ]
 
 RULE_NAME = "job-median-log-mad"
@@ -147,7 +150,9 @@ class Classification:
 class Estimate:
     """Estimated model parameters for one benchmark kind.
 
-    ``alpha_abn`` is None when no node-run was abnormal.  ``p_abn_interval``
+    ``alpha_abn`` is None when no node-run was abnormal, ``alpha_abn_interval``
+    when fewer than two node-runs of either kind leave no spread to measure
+    (:func:`ratio_interval`, at the same ``confidence``).  ``p_abn_interval``
     is a two-sided ``confidence`` interval for ``p_abn`` computed with
     ``interval_method`` (``"clopper-pearson"``: exact, conservative, from
     ``scipy.stats.beta``; or ``"wilson"``).  The interval treats node-runs as
@@ -167,6 +172,7 @@ class Estimate:
     jobs: int
     nodes: int
     rule: dict[str, Any] = field(repr=False)
+    alpha_abn_interval: tuple[float, float] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
@@ -174,6 +180,8 @@ class Estimate:
             "benchmark": self.benchmark,
             "t_bench": self.t_bench,
             "alpha_abn": self.alpha_abn,
+            "alpha_abn_interval": (None if self.alpha_abn_interval is None
+                                   else list(self.alpha_abn_interval)),
             "p_abn": self.p_abn,
             "p_abn_interval": list(self.p_abn_interval),
             "confidence": self.confidence,
@@ -431,6 +439,45 @@ def binomial_interval(
     return lo, hi
 
 
+def ratio_interval(
+    numerator: np.ndarray, denominator: np.ndarray, confidence: float = 0.95
+) -> tuple[float, float] | None:
+    """Two-sided confidence interval for ``mean(numerator) / mean(denominator)``.
+
+    The delta method on the log of the ratio: ``se^2 = var(a) / (n_a mean(a)^2)
+    + var(b) / (n_b mean(b)^2)``, with Student's t on the Welch-Satterthwaite
+    degrees of freedom (abnormal node-runs are few), so the interval is
+    ``ratio * exp(-/+ t se)``: positive and asymmetric, as a slowdown's
+    uncertainty is.  Like the interval of ``p_abn`` it treats node-runs as
+    independent.  None when either sample has fewer than two values.
+
+    Examples
+    --------
+    >>> lo, hi = ratio_interval(np.array([3.4, 3.6, 3.5]), np.array([0.99, 1.0, 1.01, 1.0]))
+    >>> round(lo, 2), round(hi, 2)
+    (3.28, 3.74)
+    >>> ratio_interval(np.array([3.5]), np.array([1.0, 1.0])) is None
+    True
+    """
+    conf = as_finite("confidence", confidence)
+    if not 0.0 < conf < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {conf!r}")
+    a = np.asarray(numerator, dtype=float)
+    b = np.asarray(denominator, dtype=float)
+    if a.size < 2 or b.size < 2:
+        return None
+    mean_a, mean_b = float(a.mean()), float(b.mean())
+    var_a = float(a.var(ddof=1)) / (a.size * mean_a * mean_a)
+    var_b = float(b.var(ddof=1)) / (b.size * mean_b * mean_b)
+    ratio = mean_a / mean_b
+    se = math.sqrt(var_a + var_b)
+    if se == 0.0:
+        return ratio, ratio
+    dof = (var_a + var_b) ** 2 / (var_a**2 / (a.size - 1) + var_b**2 / (b.size - 1))
+    half = float(student_t.ppf(1.0 - (1.0 - conf) / 2.0, dof)) * se
+    return ratio * math.exp(-half), ratio * math.exp(half)
+
+
 def _estimate_columns(
     cols: _Columns,
     name: str,
@@ -459,6 +506,8 @@ def _estimate_columns(
         jobs=len(set(cols.job)),
         nodes=len(set(cols.node)),
         rule=rule,
+        alpha_abn_interval=(ratio_interval(seconds[flags], seconds[~flags], confidence)
+                            if n_abn else None),
     )
 
 

@@ -4,7 +4,8 @@ A view states ``read_role`` (default viewer) and ``write_role`` (default admin,
 so a view that forgets to say is closed rather than open); ``action_roles`` may
 override single actions. Token flags narrow further: read-only tokens may only
 read, benchmark-scoped tokens may only reach views that set
-``allow_benchmark_scope``.
+``allow_benchmark_scope``, metrics-scoped tokens only views that set
+``allow_metrics_scope`` (``/metrics``).
 """
 
 from __future__ import annotations
@@ -40,5 +41,9 @@ class RolePermission(permissions.BasePermission):
             if token.scope == TokenScope.BENCHMARKS and not getattr(
                     view, "allow_benchmark_scope", False):
                 self.message = "This token may only upload benchmarks."
+                return False
+            if token.scope == TokenScope.METRICS and not getattr(
+                    view, "allow_metrics_scope", False):
+                self.message = "This token may only read metrics."
                 return False
         return role_at_least(user, required_role(view, request.method))

@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "recommendations",
     "whatif",
     "dashboard",
+    "metrics",
 ]
 
 MIDDLEWARE = [
@@ -164,6 +165,11 @@ HX_SIM_MAX_BYTES = env_int("HX_SIM_MAX_BYTES", 1 << 30)
 # On: viewers and operators read only their own jobs, recommendations, runs and
 # sweeps (hxportal/ownership.py), like Slurm's PrivateData; off: everyone reads all.
 HX_PRIVATE_DATA = env_bool("HX_PRIVATE_DATA", False)
+# /metrics (Prometheus): a token (any scope but benchmarks; "metrics" tokens reach
+# only this) or a client address in one of these networks (CIDR, comma-separated;
+# empty: tokens only). The address is the one sign-in throttling uses
+# (HX_TRUSTED_PROXY_COUNT). Checked at start-up (metrics/checks.py).
+HX_METRICS_ALLOWED_NETS = env_list("HX_METRICS_ALLOWED_NETS", [])
 # Whether ``hx_demo`` may give its demo admin the password "admin": local
 # development settings only; everywhere else a real password must be given.
 HX_DEMO_DEFAULT_ADMIN = False
@@ -264,6 +270,7 @@ CELERY_TASK_ROUTES = {
     # Short and time-critical (the page's "sync now", the occupancy recommendations read).
     "hx.slurm.sync_due": {"queue": HX_MAINTENANCE_QUEUE},
     "hx.slurm.sync_machine": {"queue": HX_MAINTENANCE_QUEUE},
+    "hx.metrics.refresh_health_snapshots": {"queue": HX_MAINTENANCE_QUEUE},
 }
 # A running tracked run writes a heartbeat every quarter of the lease; a run
 # silent for a whole lease lost its worker (killed outright: nothing requeues

@@ -42,6 +42,7 @@ STABLE_NAMES = {
     "allocation.tasks.sync_due": "hx.slurm.sync_due",
     "hxportal.tasks.recover_stale_runs": "hxportal.tasks.recover_stale_runs",
     "whatif.tasks.run_scenario": "whatif.tasks.run_scenario",
+    "metrics.tasks.refresh_health_snapshots": "hx.metrics.refresh_health_snapshots",
 }
 
 

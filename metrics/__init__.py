@@ -1,0 +1,1 @@
+"""Prometheus metrics: ``/metrics`` read from the database on each scrape."""
