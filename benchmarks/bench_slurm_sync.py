@@ -25,9 +25,9 @@ live nodes. The script prints how many run and their memory.
 
 Then one portal process per database (SQLite; PostgreSQL with
 ``--database-url``, in a scratch database ``<name>_sync``) and per
-implementation (this checkout's ``slurm_sync``; with ``--baseline-rev`` also
-that revision's ``allocation/services/slurm_sync.py``, in a database of its
-own) creates the machine and times, in turn, each process warm:
+implementation (this checkout's; with ``--baseline-rev`` also that revision's
+``allocation/services/slurm_sync.py`` and ``allocation/slurm/parse.py``, in a
+database of its own) creates the machine and times, in turn, each process warm:
 
 * ``first``: the first sync (an emptied portal: every job and node state is new),
   ``--repeat`` times;
@@ -92,12 +92,21 @@ from allocation.services import machines
 from allocation.slurm import SlurmClient
 from allocation.slurm.client import run_command
 
-path = os.environ.get("HX_BENCH_SYNC_MODULE")
-if path:
-    spec = importlib.util.spec_from_file_location("hx_bench_sync_baseline", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+base = os.environ.get("HX_BENCH_BASELINE_DIR")
+if base:
+    # The baseline's parsers, where the client looks them up, and its sync.
+    import allocation.slurm.client as client_module
+    parse = load("hx_bench_parse_baseline", os.path.join(base, "parse.py"))
+    for name in ("parse_sacct", "parse_sinfo_json", "parse_squeue_json"):
+        setattr(client_module, name, getattr(parse, name))
+    mod = load("hx_bench_sync_baseline", os.path.join(base, "slurm_sync.py"))
 else:
     from allocation.services import slurm_sync as mod
 
@@ -372,9 +381,9 @@ def child_env(args, database_url: str, data_dir: str, conf: str, size: int,
            "HX_SLURM_TIMEOUT": "300", "LOG_LEVEL": "WARNING",
            "HX_SLURM_ACCOUNTING": "auto" if args.accounting else "off",
            "HX_BENCH_SHAPE": json.dumps([list(sides), c])}
-    env.pop("HX_BENCH_SYNC_MODULE", None)
+    env.pop("HX_BENCH_BASELINE_DIR", None)
     if module:
-        env["HX_BENCH_SYNC_MODULE"] = module
+        env["HX_BENCH_BASELINE_DIR"] = module
     return env
 
 
@@ -569,11 +578,14 @@ def run_size(args, size: int, baseline: str | None) -> tuple[list[str], bool]:
 
 
 def baseline_module(rev: str) -> str:
-    text = subprocess.run(["git", "show", f"{rev}:allocation/services/slurm_sync.py"],
-                          cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    path = Path(tempfile.mkdtemp(prefix="hxbench-sync-base-")) / "slurm_sync_baseline.py"
-    path.write_text(text)
-    return str(path)
+    """A directory with that revision's slurm_sync.py and parse.py (the sync's
+    writes and the parsers of Slurm's output)."""
+    where = Path(tempfile.mkdtemp(prefix="hxbench-sync-base-"))
+    for path in ("allocation/services/slurm_sync.py", "allocation/slurm/parse.py"):
+        text = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout
+        (where / Path(path).name).write_text(text)
+    return str(where)
 
 
 def _stop(signum, frame):
@@ -593,7 +605,7 @@ def main() -> int:
     parser.add_argument("--database-url", default=None,
                         help="also PostgreSQL: scratch databases <name>_sync_* on its server")
     parser.add_argument("--baseline-rev", default=None,
-                        help="also time allocation/services/slurm_sync.py of this git revision")
+                        help="also time slurm_sync.py and parse.py of this git revision")
     parser.add_argument("--base-port", type=int, default=None)
     parser.add_argument("--no-accounting", dest="accounting", action="store_false")
     args = parser.parse_args()
