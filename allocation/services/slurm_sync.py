@@ -47,6 +47,9 @@ SYNC_DUE_TASK = "hx.slurm.sync_due"
 HISTORY_OVERLAP = timedelta(minutes=10)
 #: Slurm's job name as the portal stores it.
 MAX_NAME = 128
+#: Rows per bulk INSERT or UPDATE statement (a bulk UPDATE of n rows and k fields
+#: binds about 2 x n x k values; Django splits further where SQLite needs it).
+WRITE_BATCH = 500
 
 
 class SyncFailed(RuntimeError):
@@ -218,29 +221,44 @@ def _apply_nodes(machine: Machine, plan: SyncPlan, report: SyncReport) -> None:
     report.node_changes = len(plan.node_states)
 
 
-def _release(job_pk: int, hosts: frozenset[str], at: datetime | None) -> int:
-    return Allocation.objects.filter(job_id=job_pk, released_at__isnull=True,
-                                     node__hostname__in=sorted(hosts)).update(
-        released_at=at or timezone.now())
+def _release_all(wanted: dict[int, dict[str, datetime]]) -> int:
+    """Release, per portal job pk, the given hostnames' active allocations at the
+    given times: one read and one bulk UPDATE per batch, not one UPDATE per job
+    (the machine's row lock, held by :func:`_apply`, keeps the rows still)."""
+    rows = []
+    for chunk in chunks(sorted(wanted)):
+        for pk, job_id, host in Allocation.objects.filter(
+                job_id__in=chunk, released_at__isnull=True).values_list(
+                "pk", "job_id", "node__hostname"):
+            at = wanted[job_id].get(host)
+            if at is not None:
+                rows.append(Allocation(pk=pk, released_at=at))
+    if not rows:
+        return 0
+    Allocation.objects.bulk_update(rows, ["released_at"], batch_size=WRITE_BATCH)
+    return len(rows)
 
 
 def _apply_releases(plan: SyncPlan, report: SyncReport) -> None:
-    for pk, (hosts, at) in plan.releases.items():
-        report.allocations_released += _release(pk, hosts, at)
-    for pk, hosts in plan.evictions.items():
-        report.allocations_released += _release(pk, hosts, None)
-        report.evicted_portal_jobs.append(pk)
     now = timezone.now()
-    for pk in plan.vanished:
+    wanted: dict[int, dict[str, datetime]] = {}
+    for pk, (hosts, at) in plan.releases.items():
+        wanted.setdefault(pk, {}).update(dict.fromkeys(hosts, at or now))
+    for pk, hosts in plan.evictions.items():
+        wanted.setdefault(pk, {}).update(dict.fromkeys(hosts, now))
+        report.evicted_portal_jobs.append(pk)
+    report.allocations_released += _release_all(wanted)
+    for chunk in chunks(plan.vanished):
         report.allocations_released += Allocation.objects.filter(
-            job_id=pk, released_at__isnull=True).update(released_at=now)
-        Job.objects.filter(pk=pk).update(status=JobStatus.COMPLETED, slurm_state="GONE",
-                                         finished_at=now)
+            job_id__in=chunk, released_at__isnull=True).update(released_at=now)
+        Job.objects.filter(pk__in=chunk).update(status=JobStatus.COMPLETED, slurm_state="GONE",
+                                                finished_at=now)
     report.jobs_vanished = len(plan.vanished)
 
 
-def _update(row: Job, fields: dict[str, Any], report: SyncReport) -> None:
-    """Write what Slurm changed of a job the portal already has."""
+def _changes(row: Job, fields: dict[str, Any]) -> list[str]:
+    """Set on ``row`` what Slurm changed of a job the portal already has; the names
+    of the changed fields."""
     if row.source == JobSource.PORTAL:
         # A portal job's N stays N (its spares add nodes), and while Slurm has it
         # pending it stays as the portal placed it.
@@ -249,14 +267,22 @@ def _update(row: Job, fields: dict[str, Any], report: SyncReport) -> None:
             for key in ("status", "allocated_at"):
                 fields.pop(key)
     changed = [k for k, v in fields.items() if getattr(row, k) != v]
-    if not changed:
-        return
     for key in changed:
         setattr(row, key, fields[key])
-    row.save(update_fields=changed)
-    report.jobs_updated += 1
-    if "finished_at" in changed and row.finished_at is not None:
-        report.jobs_finished += 1
+    return changed
+
+
+def _save_changes(changed: list[tuple[Job, list[str]]], report: SyncReport) -> None:
+    """Write the changed jobs with one bulk UPDATE per set of changed fields (a
+    sync's updates share a few such sets: started, finished, shrunk...)."""
+    groups: dict[tuple[str, ...], list[Job]] = {}
+    for row, fields in changed:
+        groups.setdefault(tuple(sorted(fields)), []).append(row)
+        report.jobs_updated += 1
+        if "finished_at" in fields and row.finished_at is not None:
+            report.jobs_finished += 1
+    for fields, rows in groups.items():
+        Job.objects.bulk_update(rows, list(fields), batch_size=WRITE_BATCH)
 
 
 def _upsert(machine: Machine, jobs: list[SlurmJob], report: SyncReport) -> dict[int, Job]:
@@ -266,7 +292,7 @@ def _upsert(machine: Machine, jobs: list[SlurmJob], report: SyncReport) -> dict[
         existing.update({j.slurm_job_id: j for j in Job.objects.filter(
             machine=machine, slurm_job_id__in=chunk)})
     owners = _owners({j.user for j in jobs if j.job_id not in existing})
-    created = []
+    created, changed = [], []
     for job in jobs:
         fields = _job_fields(job)
         row = existing.get(job.job_id)
@@ -277,8 +303,11 @@ def _upsert(machine: Machine, jobs: list[SlurmJob], report: SyncReport) -> dict[
                 created_at=job.submit_time or timezone.now(),
                 wall_time=job.time_limit * 60.0 if job.time_limit else None, **fields))
             continue
-        _update(row, fields, report)
-    for row in Job.objects.bulk_create(created, batch_size=1000):
+        names = _changes(row, fields)
+        if names:
+            changed.append((row, names))
+    _save_changes(changed, report)
+    for row in Job.objects.bulk_create(created, batch_size=WRITE_BATCH):
         existing[row.slurm_job_id] = row
     report.jobs_created = len(created)
     return existing

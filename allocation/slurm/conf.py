@@ -205,6 +205,11 @@ class ClusterSpec:
     real_memory_mb: int = 1000
     min_job_age: int = 3600
     partitions: tuple[Partition, ...] = DEFAULT_PARTITIONS
+    #: Start a slurmd for the first ``live_nodes`` nodes only (endpoint order; 0:
+    #: every node). The others are in slurm.conf and sinfo like any node, but
+    #: never answer: Slurm shows them ``unknown*`` and runs no job there.
+    #: For machines whose slurmd do not all fit in this host's memory.
+    live_nodes: int = 0
     #: ``CliFilterPlugins`` / ``JobSubmitPlugins`` by plugin name (``("lua",)``);
     #: cli_filter/lua reads ``cli_filter.lua`` next to slurm.conf.
     cli_filter_plugins: tuple[str, ...] = ()
@@ -250,6 +255,8 @@ class ClusterSpec:
                             f"choose a base port <= {PORT_LIMIT - SERVICE_PORTS - self.node_count}")
         if self.min_job_age < 0 or self.real_memory_mb < 1:
             raise SpecError("min_job_age must be >= 0 and real_memory_mb >= 1")
+        if not 0 <= self.live_nodes <= self.node_count:
+            raise SpecError(f"live_nodes must lie in 0-{self.node_count} (0: every node)")
         self._check_partitions()
         if not SCHEDULER_PARAMETERS.match(self.scheduler_parameters):
             raise SpecError("scheduler_parameters must be comma-separated key[=value] items")
@@ -296,6 +303,16 @@ class ClusterSpec:
         return math.prod(self.sides) * self.concentration
 
     @property
+    def live_hostnames(self) -> tuple[str, ...]:
+        """The nodes that get a slurmd (every node unless ``live_nodes`` is set)."""
+        return self.hostnames[:self.live_nodes] if self.live_nodes else self.hostnames
+
+    @property
+    def partial(self) -> bool:
+        """Some configured nodes get no slurmd."""
+        return len(self.live_hostnames) < self.node_count
+
+    @property
     def slurmctld_port(self) -> int:
         return self.base_port
 
@@ -316,9 +333,9 @@ class ClusterSpec:
                 "slurmd": (self.node_port(0), self.last_port)}
 
     def daemon_ports(self) -> list[int]:
-        """Every port a daemon of this cluster listens on."""
+        """Every port a daemon of this cluster listens on (the live nodes' slurmd)."""
         service = [self.slurmctld_port] + ([self.slurmdbd_port] if self.accounting else [])
-        return service + [self.node_port(i) for i in range(self.node_count)]
+        return service + [self.node_port(i) for i in range(len(self.live_hostnames))]
 
     def to_json(self) -> str:
         data = asdict(self)

@@ -75,6 +75,8 @@ class ClusterStatus:
     daemons: dict[str, int] = field(default_factory=dict)
     nodes: dict[str, int] = field(default_factory=dict)
     error: str = ""
+    #: Nodes that get a slurmd (``ClusterSpec.live_nodes``; 0: every node).
+    live_count: int = 0
 
     @property
     def running(self) -> bool:
@@ -84,14 +86,16 @@ class ClusterStatus:
     def complete(self) -> bool:
         """munged, slurmctld and every slurmd run."""
         return (self.daemons.get("munged", 0) >= 1 and self.daemons.get("slurmctld", 0) >= 1
-                and self.daemons.get("slurmd", 0) == self.node_count)
+                and self.daemons.get("slurmd", 0) == (self.live_count or self.node_count))
 
     def lines(self) -> list[str]:
         running = ", ".join(f"{name} {count}" for name, count in self.daemons.items() if count)
         nodes = ", ".join(f"{count} {label}" for label, count in sorted(self.nodes.items()))
         out = [f"state dir {self.state_dir}: " + (running or "nothing running")]
         if nodes:
-            out.append(f"nodes ({self.node_count}): {nodes}")
+            live = (f", {self.live_count} with a slurmd"
+                    if self.live_count and self.live_count < self.node_count else "")
+            out.append(f"nodes ({self.node_count}{live}): {nodes}")
         if self.error:
             out.append(f"slurmctld: {self.error}")
         return out
@@ -198,7 +202,7 @@ class LocalCluster:
         # munged wants its socket directory searchable by all, and the root too.
         for directory in (p.root, p.munge_dir):
             os.chmod(directory, 0o755)  # noqa: S103  # nosec B103 - munged needs it searchable
-        for host in self.spec.hostnames:
+        for host in self.spec.live_hostnames:
             Path(p.spool, host).mkdir(exist_ok=True)
         Path(p.slurm_conf).write_text(slurm_conf(self.spec), encoding="utf-8")
         Path(p.topology_conf).write_text(topology_conf(self.spec), encoding="utf-8")
@@ -234,7 +238,7 @@ class LocalCluster:
             self._start_slurmdbd(binaries["slurmdbd"])
         self.start_slurmctld()
         self._start_slurmds(binaries["slurmd"])
-        limit = timeout if timeout is not None else max(60.0, self.spec.node_count / 8)
+        limit = timeout if timeout is not None else max(60.0, len(self.spec.live_hostnames) / 8)
         self.wait_for_nodes(limit)
         elapsed = time.monotonic() - started
         self.progress(f"cluster {self.spec.cluster_name} up in {elapsed:.1f} s")
@@ -275,7 +279,7 @@ class LocalCluster:
         self.progress(f"slurmctld: port {self.spec.slurmctld_port}")
 
     def _start_slurmds(self, binary: str) -> None:
-        hosts = self.spec.hostnames
+        hosts = self.spec.live_hostnames
         for first in range(0, len(hosts), SPAWN_BATCH):
             batch = [(host, self._spawn([binary, "-f", self.conf, "-N", host]))
                      for host in hosts[first:first + SPAWN_BATCH]]
@@ -293,9 +297,11 @@ class LocalCluster:
                 self.progress(f"slurmd: {done}/{len(hosts)} started")
 
     def wait_for_nodes(self, timeout: float) -> dict[str, int]:
-        """Wait until slurmctld sees every node answer; return node counts by label."""
+        """Wait until slurmctld sees every node answer (every live node, when only
+        some get a slurmd); return node counts by label."""
         client = self.client(timeout=min(30.0, timeout))
         deadline = time.monotonic() + timeout
+        live = set(self.spec.live_hostnames)
         shown = ""
         while True:
             try:
@@ -305,16 +311,16 @@ class LocalCluster:
             else:
                 error = ""
             labels = Counter(node.label for node in nodes)
-            answering = sum(1 for node in nodes if node.responding)
-            line = f"nodes answering: {answering}/{self.spec.node_count}"
+            answering = sum(1 for node in nodes if node.responding and node.name in live)
+            line = f"nodes answering: {answering}/{len(live)}"
             if line != shown:
                 self.progress(line)
                 shown = line
-            if answering == self.spec.node_count:
+            if answering == len(live):
                 return dict(labels)
             if time.monotonic() > deadline:
                 raise ClusterError(
-                    f"only {answering} of {self.spec.node_count} nodes answer after "
+                    f"only {answering} of {len(live)} nodes answer after "
                     f"{timeout:g} s ({dict(labels) or error}); logs in {self.paths.log}")
             time.sleep(1.0)
 
@@ -388,18 +394,30 @@ class LocalCluster:
                 nodes = dict(Counter(n.label for n in self.client(timeout=15).nodes()))
             except SlurmError as exc:
                 error = str(exc)
-        return ClusterStatus(self.spec.state_dir, self.spec.node_count, daemons, nodes, error)
+        return ClusterStatus(self.spec.state_dir, self.spec.node_count, daemons, nodes, error,
+                             live_count=len(self.spec.live_hostnames))
 
     def memory_kib(self) -> dict[str, int]:
         """Resident (RSS) and proportional (PSS) memory of every process of the cluster."""
-        total = Counter()
+        total: Counter = Counter()
+        for usage in self.memory_by_command().values():
+            total.update({"rss": usage["rss"], "pss": usage["pss"]})
+        return dict(total)
+
+    def memory_by_command(self) -> dict[str, dict[str, int]]:
+        """Per command name (``slurmd``, ``slurmstepd``, ``sleep``...): how many
+        processes of the cluster run it and their RSS and PSS in KiB."""
+        usage: dict[str, Counter] = {}
         for pid in marked_processes(self.spec.state_dir):
             rollup = read_bytes(f"/proc/{pid}/smaps_rollup").decode(errors="replace")
+            row = usage.setdefault(comm(pid) or "?", Counter())
+            row["count"] += 1
             for line in rollup.splitlines():
                 key, _, value = line.partition(":")
                 if key in ("Rss", "Pss"):
-                    total[key.lower()] += int(value.split()[0])
-        return dict(total)
+                    row[key.lower()] += int(value.split()[0])
+        return {name: {"count": row["count"], "rss": row["rss"], "pss": row["pss"]}
+                for name, row in usage.items()}
 
 
 def _write_private(path: str, data: bytes) -> None:

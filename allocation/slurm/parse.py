@@ -16,6 +16,7 @@ Samples of each, captured from the local cluster, live in
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -38,9 +39,52 @@ class ParseError(ValueError):
     """Output that is not what the command should print; one line."""
 
 
+#: The node lists Slurm prints for most jobs: one name, or one prefix with a
+#: bracket of ascending numbers and ranges (``hx[0004,0010-0012]``).
+_ONE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+_ONE_BRACKET = re.compile(r"([A-Za-z][A-Za-z0-9_.-]*?)\[([0-9,-]+)\]\Z")
+_RANGE = re.compile(r"([0-9]+)(?:-([0-9]+))?\Z")
+
+
+def _simple(hostlist: str) -> tuple[str, ...] | None:
+    """The names of a one-name or one-bracket node list whose numbers all have one
+    width and ascend (so NodeSet's sorted order is the written order); None for
+    anything else, which :func:`hxportal.hostlists.expand` reads.
+
+    >>> _simple("hx0007"), _simple("hx[0009-0011,0020]")
+    (('hx0007',), ('hx0009', 'hx0010', 'hx0011', 'hx0020'))
+    >>> _simple("hx[8-10]") is None, _simple("hx[2,1]") is None  # widths, order
+    (True, True)
+    """
+    if _ONE_NAME.match(hostlist):
+        return (hostlist,)
+    match = _ONE_BRACKET.match(hostlist)
+    if match is None:
+        return None
+    prefix, body = match.groups()
+    width, last, names = 0, -1, []
+    for item in body.split(","):
+        part = _RANGE.match(item)
+        if part is None:
+            return None
+        low_text, high_text = part.group(1), part.group(2) or part.group(1)
+        if len(low_text) != len(high_text) or (width and len(low_text) != width):
+            return None
+        width = len(low_text)
+        low, high = int(low_text), int(high_text)
+        if low <= last or high < low or len(names) + high - low >= MAX_NODES:
+            return None
+        names += [f"{prefix}{n:0{width}d}" for n in range(low, high + 1)]
+        last = high
+    return tuple(names)
+
+
 def _expand(hostlist: str) -> tuple[str, ...]:
     if not hostlist or hostlist in ("None assigned", "(null)"):
         return ()
+    simple = _simple(hostlist)
+    if simple is not None:
+        return simple
     try:
         return tuple(expand(hostlist, max_nodes=MAX_NODES))
     except HostlistError as exc:

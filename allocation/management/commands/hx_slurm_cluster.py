@@ -3,6 +3,7 @@ real Slurm cluster on this host (development, tests, demos).
 
     python manage.py hx_slurm_cluster start hx [--dir DIR] [--base-port 17000]
         [--accounting] [--topology tree-nested|tree-diagonal|tree|none] [--timeout S]
+        [--live-nodes N]
     eval "$(python manage.py hx_slurm_cluster env hx)"     # export SLURM_CONF=...
     python manage.py hx_slurm_cluster status hx
     python manage.py hx_slurm_cluster stop hx [--purge]
@@ -10,7 +11,9 @@ real Slurm cluster on this host (development, tests, demos).
 ``start`` writes slurm.conf and topology.conf from the machine's shape and
 hostnames into DIR (default ``$HX_DATA_DIR/slurm/<machine>``), starts munged,
 slurmctld (slurmdbd with ``--accounting``) and one slurmd per node, waits until
-every node answers and prints the ``export SLURM_CONF=...`` line. ``stop``
+every node answers and prints the ``export SLURM_CONF=...`` line. ``--live-nodes N``
+starts a slurmd for the first N nodes only (a machine whose slurmd do not all fit
+in this host's memory); the others are configured but never answer. ``stop``
 and ``status`` read DIR only, so they work when the machine is gone.
 """
 
@@ -54,6 +57,8 @@ class Command(BaseCommand):
         parser.add_argument("--db-user", default="root")
         parser.add_argument("--min-job-age", type=int, default=3600,
                             help="seconds a finished job stays visible in squeue")
+        parser.add_argument("--live-nodes", type=int, default=0,
+                            help="start a slurmd for the first N nodes only (default: all)")
         parser.add_argument("--timeout", type=float, default=None,
                             help="seconds to wait for every node (default: 60, or N/8)")
         parser.add_argument("--purge", action="store_true",
@@ -90,7 +95,8 @@ class Command(BaseCommand):
                            concentration=machine.concentration, hostnames=hostnames,
                            state_dir=str(state_dir), base_port=options["base_port"],
                            topology=options["topology"], accounting=accounting,
-                           min_job_age=options["min_job_age"])
+                           min_job_age=options["min_job_age"],
+                           live_nodes=options["live_nodes"])
 
     def _start(self, options, state_dir: Path) -> None:
         cluster = LocalCluster(self._spec(options, state_dir), progress=self._say)

@@ -118,6 +118,8 @@ def test_cons_tres_is_a_choice():
     ({"partitions": (Partition("a", nodes="hx[015-017]"),)}, "partition a: nodes must be ALL or"),
     ({"partitions": (Partition("a", nodes="@all"),)}, "partition a: nodes must be ALL or"),
     ({"cli_filter_plugins": ("lua;rm",)}, "plugin 'lua;rm' is not a plugin name"),
+    ({"live_nodes": 17}, r"live_nodes must lie in 0-16 \(0: every node\)"),
+    ({"live_nodes": -1}, "live_nodes must lie in 0-16"),
 ])
 def test_impossible_clusters_are_refused_with_one_line(overrides, message):
     with pytest.raises(SpecError, match=message):
@@ -161,6 +163,19 @@ def test_ports_of_4096_nodes_fit_below_the_ephemeral_range():
                       base_port=17000)
     assert big.ports()["slurmd"] == (17010, 21105)
     assert len(big.daemon_ports()) == 4097
+
+
+def test_live_nodes_start_a_slurmd_for_the_first_nodes_only_but_configure_all():
+    """A machine whose slurmd do not all fit in memory: every node in slurm.conf
+    and topology.conf, a slurmd (and its port) for the first ``live_nodes``."""
+    some = spec(live_nodes=5)
+    assert some.live_hostnames == NAMES[:5] and some.partial
+    assert some.daemon_ports() == [20000, *range(20010, 20015)]
+    assert slurm_conf(some) == slurm_conf(spec())
+    assert topology_conf(some) == topology_conf(spec())
+    assert spec().live_hostnames == NAMES and not spec().partial
+    assert spec(live_nodes=16).live_hostnames == NAMES and not spec(live_nodes=16).partial
+    assert ClusterSpec.from_json(some.to_json()) == some
 
 
 def test_the_slurm_package_works_without_django_settings():

@@ -57,6 +57,17 @@ def test_status_of_a_stopped_cluster(cluster):
     assert status.lines() == [f"state dir {cluster.spec.state_dir}: nothing running"]
 
 
+def test_status_counts_only_live_nodes_as_needing_a_slurmd():
+    from allocation.slurm import ClusterStatus
+
+    status = ClusterStatus("/x", 4096, {"munged": 1, "slurmctld": 1, "slurmd": 512},
+                           {"idle": 512, "unknown*": 3584}, live_count=512)
+    assert status.complete
+    assert status.lines()[1] == "nodes (4096, 512 with a slurmd): 512 idle, 3584 unknown*"
+    everyone = ClusterStatus("/x", 4096, {"munged": 1, "slurmctld": 1, "slurmd": 512})
+    assert not everyone.complete
+
+
 def test_a_busy_port_is_named_before_anything_starts(cluster):
     with socket.socket() as busy:
         busy.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

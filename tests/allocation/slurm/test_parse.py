@@ -106,3 +106,40 @@ def test_sacct_json_of_22_05_loses_exit_codes_so_the_text_form_is_used():
 def test_sacct_refuses_a_line_that_is_no_record():
     with pytest.raises(ParseError, match="not a job record"):
         parse_sacct("sacct: error: Problem talking to the database\n")
+
+
+def test_the_fast_reading_of_simple_node_lists_agrees_with_nodeset():
+    """Most jobs' node lists (one name, one bracket of ascending numbers) skip
+    NodeSet; whatever the fast path reads, NodeSet reads the same, and whatever it
+    refuses (mixed widths, descending, several prefixes) goes to NodeSet."""
+    import random
+
+    from allocation.slurm.parse import _expand, _simple
+    from hxportal.hostlists import HostlistError, expand
+
+    rng = random.Random(7)
+    cases = ["hx0001", "hx[0001-0003]", "hx[8-10]", "hx[9,10]", "hx[2,1]", "hx[1-2],login1",
+             "hx[0004,0053]", "a.b-c_d", "hx[00-05]", "n[1-2]x", "hx[1-3,3]"]
+    for _ in range(2000):
+        width, parts, at = rng.choice((0, 1, 2, 4)), [], rng.randint(0, 5)
+        for _ in range(rng.randint(1, 4)):
+            low = at + rng.randint(-1, 3)
+            high = low + rng.randint(-1, 4)
+            low_text, high_text = (f"{n:0{width}d}" if width else str(n) for n in (low, high))
+            parts.append(low_text if rng.random() < 0.3 else f"{low_text}-{high_text}")
+            at = high + 1
+        cases.append(f"hx[{','.join(parts)}]")
+    fast = 0
+    for case in cases:
+        try:
+            slow = tuple(expand(case))
+        except HostlistError:
+            slow = None
+        quick = _simple(case)
+        if quick is not None:
+            fast += 1
+            assert quick == slow, case
+        if slow is not None:
+            assert _expand(case) == slow, case
+    assert fast > 200
+    assert _simple("hx[2,1]") is None and _simple("hx[1-2],login1") is None
