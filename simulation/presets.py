@@ -26,8 +26,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from allocation.hyperx.patterns import STUDY_KERNELS
 from allocation.hyperx.policies import BASELINE_POLICY, POLICIES
-from simulation.engine.config import KERNEL_PATTERNS, study_message_packets
+from simulation.engine.config import study_message_packets
 
 __all__ = ["BASELINE_POLICY", "STUDY_AXES", "STUDY_MACHINE", "study_configs", "study_size"]
 
@@ -76,7 +77,7 @@ def study_configs(scale: int = 1) -> list[tuple[dict[str, Any], dict[str, Any]]]
     out = []
     for scenario in ("escalation", "interference"):
         for policy in STUDY_POLICIES:
-            for pattern in KERNEL_PATTERNS:
+            for pattern in STUDY_KERNELS:
                 for ranks in STUDY_RANKS:
                     replicas = range(1, endpoints // ranks + 1) if scenario == "escalation" \
                         else (1,)
@@ -99,5 +100,5 @@ def study_size() -> int:
     2380
     """
     per_kernel_policy = sum(512 // r for r in STUDY_RANKS) + len(STUDY_RANKS)
-    return (len(STUDY_POLICIES) * len(KERNEL_PATTERNS) * per_kernel_policy
+    return (len(STUDY_POLICIES) * len(STUDY_KERNELS) * per_kernel_policy
             * len(STUDY_ROUTINGS) * len(STUDY_VC_SETS))

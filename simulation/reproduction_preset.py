@@ -19,12 +19,11 @@ each; every point records ``part``, ``scenario``, ``policy``, ``pattern``,
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 from allocation.hyperx.patterns import (
     PERMUTATION,
+    STUDY_KERNELS,
     SWITCH_PERMUTATION,
     UNIFORM,
 )
@@ -36,11 +35,7 @@ DEFAULT_SEEDS = 3
 MAX_SEEDS = 8
 #: Seeds of the two ordering parts (at most; fewer when ``seeds`` is smaller).
 STATIC_SEEDS = 2
-#: The kernels of the published Table 4 (``study_published.json``), whatever else
-#: the engine knows: a kernel added later does not change the reproduction.
-TABLE4_KERNELS: tuple[str, ...] = tuple(json.loads(
-    Path(__file__).with_name("study_published.json").read_text(encoding="utf-8")
-)["table4"]["kernels"])
+TABLE4_KERNELS = STUDY_KERNELS
 TABLE4_RANKS = (64, 128)
 ESCALATION_PATTERNS = (UNIFORM, PERMUTATION)
 ESCALATION_REPLICAS = (1, 2, 4, 8)

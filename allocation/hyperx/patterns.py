@@ -15,8 +15,11 @@ STENCIL8 = "stencil8"
 RANDOM_INVOLUTION = "random_involution"
 
 OPEN_LOOP_PATTERNS = (UNIFORM, PERMUTATION, SWITCH_PERMUTATION)
-#: The closed-loop kernels, in the order of the study's tables.
-KERNEL_PATTERNS = (ALL2ALL, ALLREDUCE, STENCIL4, STENCIL8, RANDOM_INVOLUTION)
+#: The study's kernels, in the order of its tables (the reference study and its
+#: reproduction run these, whatever kernels are added later).
+STUDY_KERNELS = (ALL2ALL, ALLREDUCE, STENCIL4, STENCIL8, RANDOM_INVOLUTION)
+#: Every closed-loop kernel the simulator runs: the study's, then any added.
+KERNEL_PATTERNS = STUDY_KERNELS
 PATTERNS = OPEN_LOOP_PATTERNS + KERNEL_PATTERNS
 #: Other spellings of the patterns, accepted wherever a pattern is read (jobs
 #: used to name them so) and never written: one vocabulary, ``PATTERNS``.

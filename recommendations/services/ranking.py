@@ -144,6 +144,30 @@ def _place_spares(rec: Recommendation, entries: list[dict], best: dict) -> dict:
     return placed
 
 
+def _entry(rec: Recommendation, c: dict, factors: dict[str, float], default: str,
+           cycles: dict[str, int], estimate) -> dict:
+    """One candidate's ranking entry: its factor relative to ``default``, the spare
+    model's answer at that communication time, and the reason in words."""
+    if c["policy"] not in factors:
+        return {"policy": c["policy"], "error": c["error"]}
+    t_comm = rec.inputs["t_comm"]
+    rel = factors[c["policy"]] / factors[default]
+    spares = _spares(rec, t_comm * rel, estimate)
+    entry = {"policy": c["policy"], "hostlist": c["hostlist"],
+             "properties": c["properties"], "relative_comm": rel,
+             "broken_switches": c.get("broken_switches", 0),
+             "predicted_cycles": cycles.get(c["policy"]),
+             "t_comm": t_comm * rel, "spares": spares}
+    if spares and "error" not in spares:
+        entry.update(n_spare=spares["n_spare"], expected_cost=spares["expected_cost"],
+                     expected_time=spares["expected_time"], as_is_cost=spares["as_is_cost"])
+    else:
+        entry.update(n_spare=0, expected_cost=rec.node_count * (
+            rec.inputs["t_cmpt"] + t_comm * rel), expected_time=None, as_is_cost=None)
+    entry["reason"] = _reason(entry, default, rec.pattern, rec.node_count)
+    return entry
+
+
 def store_ranking(rec: Recommendation, factors: dict[str, float], method: str,
                   final: bool, cycles: dict[str, int] | None = None, note: str = "",
                   estimate=None) -> None:
@@ -157,28 +181,8 @@ def store_ranking(rec: Recommendation, factors: dict[str, float], method: str,
     default = rec.inputs["default_policy"]
     if default not in factors:
         default = min(factors, key=factors.get)
-    t_comm = rec.inputs["t_comm"]
-    entries = []
-    for c in rec.inputs["candidates"]:
-        if c["policy"] not in factors:
-            entries.append({"policy": c["policy"], "error": c["error"]})
-            continue
-        rel = factors[c["policy"]] / factors[default]
-        spares = _spares(rec, t_comm * rel, estimate)
-        entry = {"policy": c["policy"], "hostlist": c["hostlist"],
-                 "properties": c["properties"], "relative_comm": rel,
-                 "broken_switches": c.get("broken_switches", 0),
-                 "predicted_cycles": (cycles or {}).get(c["policy"]),
-                 "t_comm": t_comm * rel, "spares": spares}
-        if spares and "error" not in spares:
-            entry.update(n_spare=spares["n_spare"], expected_cost=spares["expected_cost"],
-                         expected_time=spares["expected_time"],
-                         as_is_cost=spares["as_is_cost"])
-        else:
-            entry.update(n_spare=0, expected_cost=rec.node_count * (
-                rec.inputs["t_cmpt"] + t_comm * rel), expected_time=None, as_is_cost=None)
-        entry["reason"] = _reason(entry, default, rec.pattern, rec.node_count)
-        entries.append(entry)
+    entries = [_entry(rec, c, factors, default, cycles or {}, estimate)
+               for c in rec.inputs["candidates"]]
     feasible = [e for e in entries if "error" not in e]
     _refuse_spread(feasible, rec.inputs.get("held_fraction", 0.0), simulated=bool(cycles))
     ranked = sorted(feasible, key=lambda e: (bool(e.get("refused")), e["expected_cost"],

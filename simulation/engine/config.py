@@ -96,7 +96,8 @@ def study_message_packets(pattern: str, ranks: int, packet_phits: int = 16) -> i
 
     Examples
     --------
-    >>> [study_message_packets(p, 64) for p in KERNEL_PATTERNS]
+    >>> [study_message_packets(p, 64) for p in ("all2all", "allreduce", "stencil4",
+    ...                                           "stencil8", "random_involution")]
     [16, 512, 64, 64, 1024]
     >>> study_message_packets("all2all", 128), study_message_packets("uniform", 64)
     (8, 1)
