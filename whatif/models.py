@@ -76,6 +76,9 @@ class WhatIfRun(TrackedRun):
     study = models.ForeignKey(WhatIfStudy, on_delete=models.CASCADE, related_name="runs")
     policy = models.CharField(max_length=32)
     spares = models.CharField(max_length=16)
+    jobs = models.JSONField(null=True, blank=True,
+                            help_text="The replayed jobs (kept apart from the result so "
+                                      "that pages read the figures without them).")
 
     class Meta(TrackedRun.Meta):
         constraints = [models.UniqueConstraint(fields=["study", "policy", "spares", "seed"],

@@ -104,6 +104,7 @@ def test_study_runs_one_task_per_scenario_and_seed(machine, users):
 
     first = study.runs.order_by("id").first()
     assert tasks.run_scenario.apply(args=[first.pk]).get() is None
+    assert "jobs" not in first.result and len(first.jobs) == len(jobs)  # kept apart
     data = services.results(study)
     assert data["progress"]["status"] == "succeeded"
     assert len(data["scenarios"]) == 4

@@ -135,9 +135,17 @@ def replay_work(run: WhatIfRun, reporter: RunReporter) -> dict[str, Any]:
     return result
 
 
+def _keep_jobs_apart(run: WhatIfRun) -> None:
+    """Move the job list out of the stored result (inside the storing transaction)."""
+    result = dict(run.result or {})
+    run.jobs = result.pop("jobs", None)
+    run.result = result
+    run.save(update_fields=["jobs", "result"])
+
+
 def execute_run(run_id: int) -> str | None:
     """What the Celery task does: claim, replay, store once (redelivery-safe)."""
-    return execute(WhatIfRun, run_id, replay_work)
+    return execute(WhatIfRun, run_id, replay_work, on_success=_keep_jobs_apart)
 
 
 def study_counts(study: WhatIfStudy) -> dict[str, int]:
@@ -157,8 +165,10 @@ def results(study: WhatIfStudy, *, with_jobs: bool = True) -> dict[str, Any]:
     """The contract's shape for the runs that succeeded: ``scenarios`` (policy,
     spares, summary, jobs), with intervals and chart data in ``details`` and the
     best entry per summary key in ``best``."""
-    runs = [r.result for r in study.runs.filter(status=RunStatus.SUCCEEDED)
-            .order_by("policy", "spares", "seed").only("result") if r.result]
+    fields = ("result", "jobs") if with_jobs else ("result",)
+    runs = [{**r.result, "jobs": r.jobs if with_jobs else []}
+            for r in study.runs.filter(status=RunStatus.SUCCEEDED)
+            .order_by("policy", "spares", "seed").only(*fields) if r.result]
     entries = gather(runs)
     details = [e.pop("details") for e in entries]
     if not with_jobs:
