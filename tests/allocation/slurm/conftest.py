@@ -68,9 +68,12 @@ def scratch_dir(prefix: str) -> str:
     return path
 
 
-def wait_for(predicate: Callable[[], object], timeout: float = 30.0,
+def wait_for(predicate: Callable[[], object], timeout: float = 90.0,
              interval: float = 0.5, what: str = "condition"):
-    """Poll until ``predicate()`` is truthy; return its value or fail naming ``what``."""
+    """Poll until ``predicate()`` is truthy; return its value or fail naming ``what``.
+
+    The bound is generous: slurmctld after a restart can take tens of seconds to
+    carry out a cancel on a loaded 2-core machine (it waited over 30 s once)."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
