@@ -58,9 +58,9 @@ def _init(sides, c, count):
 
 def _task(args):
     policy, spares, seed = args
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     run_one(_STATE["jobs"], _STATE["hx"], Scenario(policy, SpareRule.parse(spares)), MODEL, seed)
-    return policy, spares, seed, time.perf_counter() - t
+    return policy, spares, seed, time.perf_counter() - t, time.process_time() - cpu
 
 
 def study(processes: int, count: int) -> None:
@@ -71,14 +71,17 @@ def study(processes: int, count: int) -> None:
         walls = list(pool.imap_unordered(_task, tasks))
     total = time.perf_counter() - started
     per_policy: dict[str, float] = {}
-    for policy, _, _, wall in walls:
-        per_policy[policy] = per_policy.get(policy, 0.0) + wall
+    for policy, _, _, _, cpu in walls:
+        per_policy[policy] = per_policy.get(policy, 0.0) + cpu
+    cpu_total = sum(c for *_, c in walls)
     print(f"study: {count:,} jobs on 8x8 c=8, {len(tasks)} runs "
           f"({len(ONLINE_POLICIES)} policies x {len(SPARES)} spare rules x 2 seeds) on "
           f"{processes} processes: {total:.1f} s wall (target 60 s), "
-          f"{sum(w for *_, w in walls) / len(walls):.2f} s mean per run")
-    for policy, wall in sorted(per_policy.items(), key=lambda kv: -kv[1]):
-        print(f"  {policy:24} {wall / (len(SPARES) * 2):6.2f} s per run")
+          f"{sum(w for *_, w, _ in walls) / len(walls):.2f} s wall mean per run; "
+          f"{cpu_total:.1f} CPU s in all, so {cpu_total / processes:.1f} s on "
+          f"{processes} idle cores")
+    for policy, cpu in sorted(per_policy.items(), key=lambda kv: -kv[1]):
+        print(f"  {policy:24} {cpu / (len(SPARES) * 2):6.2f} CPU s per run")
 
 
 def _cold() -> None:

@@ -75,12 +75,12 @@ class _Machine:
 
     def take(self, eps: np.ndarray) -> None:
         self.free[eps] = False
-        np.subtract.at(self.per_switch, eps // self.c, 1)
+        self.per_switch -= np.bincount(eps // self.c, minlength=self.per_switch.size)
         self.n_free -= eps.size
 
     def give(self, eps: np.ndarray) -> None:
         self.free[eps] = True
-        np.add.at(self.per_switch, eps // self.c, 1)
+        self.per_switch += np.bincount(eps // self.c, minlength=self.per_switch.size)
         self.n_free += eps.size
 
     def whole_free_switches(self) -> int:
@@ -216,19 +216,19 @@ class _Replay:
         if len(queue) < 2 or m.n_free == 0:
             return
         shadow, extra = self._shadow(t, int(self.totals[queue[0]]))
-        i = 1
-        while i < len(queue) and m.n_free > 0:
-            j = queue[i]
+        waiting = np.fromiter(queue[1:], dtype=np.int64, count=len(queue) - 1)
+        # only jobs that fit the free nodes now can start (in queue order)
+        for j in waiting[self.totals[waiting] <= m.n_free].tolist():
             need = int(self.totals[j])
-            if need <= m.n_free:
-                if t + self.bench_nominal[j] + self.limits[j] <= shadow:
-                    self._start(queue.pop(i), t)
-                    continue
-                if need <= extra:
-                    extra -= need
-                    self._start(queue.pop(i), t)
-                    continue
-            i += 1
+            if need > m.n_free:
+                if m.n_free == 0:
+                    break
+                continue
+            ends_in_time = t + self.bench_nominal[j] + self.limits[j] <= shadow
+            if ends_in_time or need <= extra:
+                extra -= 0 if ends_in_time else need
+                queue.remove(j)
+                self._start(j, t)
 
     def _shadow(self, t: float, need: int) -> tuple[float, int]:
         free = self.m.n_free

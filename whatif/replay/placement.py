@@ -19,7 +19,7 @@ from functools import lru_cache
 import numpy as np
 
 from allocation.hyperx import HyperX
-from allocation.hyperx.properties import average_distance, hull_links, switch_counts
+from allocation.hyperx.properties import hull_links
 
 __all__ = ["LOCALITY_PENALTY", "analytic_factor", "has_switch_locality"]
 
@@ -63,10 +63,23 @@ def _inner_links(topology: HyperX, switches: np.ndarray) -> int:
     return total
 
 
-def _pb_bound(topology: HyperX, endpoints: np.ndarray, switches: np.ndarray) -> float:
+def _average_distance(topology: HyperX, switches: np.ndarray, weights: np.ndarray) -> float:
+    """D_P = sum over dimensions of (1 - sum_v f_{d,v}^2), f the share of the
+    partition's endpoints at coordinate v (docs/domain.md section 3)."""
+    coords = topology.switch_coords()[switches]
+    total = float(weights.sum())
+    out = 0.0
+    for d, side in enumerate(topology.sides):
+        f = np.bincount(coords[:, d], weights=weights, minlength=side) / total
+        out += 1.0 - float(np.dot(f, f))
+    return out
+
+
+def _pb_bound(topology: HyperX, endpoints: np.ndarray, switches: np.ndarray,
+              weights: np.ndarray) -> float:
     """The bound, or any value >= 1 when the set's own links already give 1 (the
     factor only needs max(1, 1 / PB))."""
-    d_avg = average_distance(topology, endpoints)
+    d_avg = _average_distance(topology, switches, weights)
     if d_avg <= 1e-12:
         return math.inf
     size = np.asarray(endpoints).size
@@ -86,8 +99,11 @@ def analytic_factor(topology: HyperX, endpoints: np.ndarray, held_fraction: floa
     >>> round(analytic_factor(hx, np.arange(0, 512, 8), 0.5), 3)  # one node per switch
     1.25
     """
-    sw, w = switch_counts(topology, endpoints)
-    pb = _pb_bound(topology, endpoints, sw)
+    counts = np.bincount(np.asarray(endpoints, dtype=np.int64) // topology.concentration,
+                         minlength=topology.n_switches)
+    sw = np.flatnonzero(counts)
+    w = counts[sw]
+    pb = _pb_bound(topology, endpoints, sw, w)
     base = 1.0 if pb >= 1.0 else 1.0 / pb
     if not bool(np.all(w == topology.concentration)):
         base *= 1.0 + LOCALITY_PENALTY * held_fraction
