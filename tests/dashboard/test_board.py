@@ -164,6 +164,9 @@ def test_live_fragments_of_the_grid_and_job_pages(demo, users):
     page = client.get(f"/jobs/{job.pk}/", HTTP_X_HX_LIVE="1").content.decode()
     assert 'id="job-facts" data-live-region' in page and 'id="job-grid" data-live-region' in page
     assert "release-form" not in page, "the release form is not swapped under the user"
+    listing = client.get("/jobs/?machine=hx", HTTP_X_HX_LIVE="1").content.decode()
+    assert listing.lstrip().startswith('<div id="job-list" data-live-region>')
+    assert f"/jobs/{job.pk}/" in listing and "<form" not in listing
     Client().get("/", HTTP_X_HX_LIVE="1")  # anonymous: the login redirect, no fragment
     assert Client().get("/", HTTP_X_HX_LIVE="1").status_code == 302
 
