@@ -116,8 +116,9 @@ def test_estimate_trend_and_chart(machine, viewer):
             p_abn_high=p * 2, created_at=now - timedelta(days=days))
     html = viewer.get("/").content.decode()
     trend = text(re.search(r'data-testid="estimate-trend">(.*?)</span>', html).group(1))
-    assert trend == "p_abn down from 0.02 to 0.01 since the previous estimate"
-    assert 'data-testid="trend-m4"' in html
+    assert trend == ("p_abn down from 0.02 to 0.01, alpha_abn unchanged (1.3) since the "
+                     "previous estimate")
+    assert 'data-testid="trend-m4"' in html and 'data-testid="alpha-m4"' in html
     assert 'data-testid="trend-m4"' not in viewer.get("/?range=day").content.decode()
 
 
