@@ -217,7 +217,8 @@ def _alpha_chart(machine: Machine, items: list[Estimate], range_name: str,
         f"alpha-{machine.name}", f"{machine.name}: alpha_abn ({shown[-1].benchmark}), "
                                  f"{RANGE_LABELS[range_name]}",
         charts.axis("estimated at", "UTC", scale="time", bounds=bounds),
-        charts.axis("alpha_abn", "×"),
+        # From 1 (no slowdown) up: a change in the third digit stays a small one.
+        charts.axis("alpha_abn", "×", bounds=(1.0, max(2.0, max(e.alpha_abn for e in shown)))),
         [charts.line("alpha_abn", [e.created_at.timestamp() for e in shown],
                      [e.alpha_abn for e in shown], colour=1, points=True)],
         filename=f"{machine.name}-alpha-{range_name}")
