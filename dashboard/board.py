@@ -65,6 +65,7 @@ class Board:
     drains: list[Drain] = field(default_factory=list)
     more_drains: int = 0
     estimate_chart: dict | None = None
+    alpha_chart: dict | None = None
     trend: str = ""
     slurm: dict | None = None
 
@@ -167,15 +168,28 @@ def _estimates(ids: list[int], since: datetime) -> dict[int, list[Estimate]]:
     return out
 
 
+def _change(name: str, old: float | None, new: float | None) -> str:
+    if old is None or new is None:
+        return ""
+    if f"{new:.3g}" == f"{old:.3g}":
+        return f"{name} unchanged ({new:.3g})"
+    return f"{name} {'up' if new > old else 'down'} from {old:.3g} to {new:.3g}"
+
+
 def _trend(items: list[Estimate]) -> str:
-    """The newest p_abn against the one before it, in words."""
+    """The newest p_abn and alpha_abn against the estimate before, in words.
+
+    >>> class E:
+    ...     def __init__(self, p, a): self.p_abn, self.alpha_abn = p, a
+    >>> _trend([E(0.02, 1.3), E(0.01, 1.3)])
+    'p_abn down from 0.02 to 0.01, alpha_abn unchanged (1.3) since the previous estimate'
+    """
     if len(items) < 2:
         return "one estimate in this range" if items else ""
-    old, new = items[-2].p_abn, items[-1].p_abn
-    if f"{new:.3g}" == f"{old:.3g}":
-        return f"p_abn unchanged since the previous estimate ({new:.3g})"
-    word = "up" if new > old else "down"
-    return f"p_abn {word} from {old:.3g} to {new:.3g} since the previous estimate"
+    old, new = items[-2], items[-1]
+    parts = [_change("p_abn", old.p_abn, new.p_abn),
+             _change("alpha_abn", old.alpha_abn, new.alpha_abn)]
+    return ", ".join(p for p in parts if p) + " since the previous estimate"
 
 
 def _estimate_chart(machine: Machine, items: list[Estimate], range_name: str,
@@ -192,6 +206,22 @@ def _estimate_chart(machine: Machine, items: list[Estimate], range_name: str,
                      [e.p_abn_high for e in items]),
          charts.line("p_abn", xs, [e.p_abn for e in items], points=True)],
         filename=f"{machine.name}-p-abn-{range_name}")
+
+
+def _alpha_chart(machine: Machine, items: list[Estimate], range_name: str,
+                 bounds: tuple[float, float]) -> dict | None:
+    shown = [e for e in items if e.alpha_abn is not None]
+    if not shown:
+        return None
+    return charts.xy_chart(
+        f"alpha-{machine.name}", f"{machine.name}: alpha_abn ({shown[-1].benchmark}), "
+                                 f"{RANGE_LABELS[range_name]}",
+        charts.axis("estimated at", "UTC", scale="time", bounds=bounds),
+        # From 1 (no slowdown) up: a change in the third digit stays a small one.
+        charts.axis("alpha_abn", "×", bounds=(1.0, max(2.0, max(e.alpha_abn for e in shown)))),
+        [charts.line("alpha_abn", [e.created_at.timestamp() for e in shown],
+                     [e.alpha_abn for e in shown], colour=1, points=True)],
+        filename=f"{machine.name}-alpha-{range_name}")
 
 
 def age_text(seconds: int) -> str:
@@ -251,6 +281,7 @@ def boards(machines: list[Machine], range_name: str, now: datetime | None = None
         mine = estimates.get(m.pk, [])
         same = [e for e in mine if e.benchmark == mine[-1].benchmark] if mine else []
         board.estimate_chart = _estimate_chart(m, same, range_name, (edges[0], edges[-1]))
+        board.alpha_chart = _alpha_chart(m, same, range_name, (edges[0], edges[-1]))
         board.trend = _trend(same)
         out[m.pk] = board
     return out

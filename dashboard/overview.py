@@ -24,7 +24,7 @@ from hxportal import ownership
 from hxportal.models import RunStatus
 from recommendations.models import PolicyPrediction
 from simulation import services as simulations
-from simulation.models import SimulationRun, Sweep
+from simulation.models import RunOrigin, SimulationRun, Sweep
 
 #: How far back "failed recently" looks.
 RECENT_DAYS = 7
@@ -211,7 +211,8 @@ def _up_hostnames(ids: list[int], names: set[str]) -> set[tuple[int, str]]:
 
 def _active_simulations_per_machine(ids: list[int], user) -> dict[int, int]:
     runs = ownership.readable(SimulationRun.objects.filter(
-        machine_id__in=ids, status__in=[RunStatus.PENDING, RunStatus.RUNNING]), user, "user")
+        machine_id__in=ids, origin=RunOrigin.SUBMITTED,
+        status__in=[RunStatus.PENDING, RunStatus.RUNNING]), user, "user")
     return dict(runs.order_by().values("machine_id").annotate(n=Count("id"))
                 .values_list("machine_id", "n"))
 
@@ -220,7 +221,9 @@ def site_activity(user, now=None) -> dict[str, Any]:
     """Simulation runs and sweeps in progress, and failed simulation runs, site-wide."""
     now = now or timezone.now()
     since = now - timedelta(days=RECENT_DAYS)
-    runs = ownership.readable(SimulationRun.objects.all(), user, "user")
+    # Submitted runs only, as on the runs page: predictions belong to their recommendation.
+    runs = ownership.readable(SimulationRun.objects.filter(origin=RunOrigin.SUBMITTED),
+                              user, "user")
     counts = dict(runs.filter(status__in=[RunStatus.PENDING, RunStatus.RUNNING]).order_by()
                   .values("status").annotate(n=Count("id")).values_list("status", "n"))
     open_sweeps = simulations.with_counts(

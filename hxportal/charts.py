@@ -46,8 +46,8 @@ def scale_for(values: Iterable[float | None], *, decades: float = LOG_DECADES) -
 def axis(label: str, unit: str, *, scale: str = "linear", zero: bool = False,
          bounds: tuple[float, float] | None = None) -> dict:
     """An axis; the unit is required (``"count"``, ``"s"``, ``"×"``, ``"nodes"``...).
-    ``bounds``: the axis spans exactly these values (a chosen time range), not the
-    data's rounded out to whole steps."""
+    ``bounds``: a time axis spans exactly these values (a chosen range), not the data's
+    rounded out to whole steps; a value axis spans at least them."""
     if not unit:
         raise ValueError(f"axis {label!r} needs a unit")
     out = {"label": label, "unit": unit, "scale": scale, "zero": zero,

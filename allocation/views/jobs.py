@@ -30,8 +30,10 @@ HIGHER_IS_BETTER = {"pb_exact": True, "pb_bound": True, "avg_distance": False,
                     "max_distance": False, "hull_links": True}
 
 
-class JobListView(RoleRequiredMixin, OwnedRowsMixin, FilteredListMixin, ListView):
+class JobListView(RoleRequiredMixin, OwnedRowsMixin, FilteredListMixin, LiveFragmentMixin,
+                  ListView):
     template_name = "allocation/job_list.html"
+    live_template = "allocation/_job_list_fragment.html"
     context_object_name = "jobs"
     paginate_by = 50
     owner_field = "owner"

@@ -123,6 +123,7 @@ document.addEventListener("DOMContentLoaded", () => {
         }
         region.replaceChildren(...Array.from(fresh.childNodes).map((n) => document.importNode(n, true)));
         window.hx.initGrids(region);
+        window.hx.initSortable(region);
         if (window.hx.renderCharts) window.hx.renderCharts(region);
       }
       updated = Date.now();
@@ -151,18 +152,34 @@ document.addEventListener("DOMContentLoaded", () => {
 // Sortable tables: a click (or Enter) on a header of table[data-sortable] sorts the
 // shown rows by that column, again to reverse; numbers by value (data-sort on a cell
 // overrides its text). The server's order and paging stay as they were: this sorts
-// the page in view. aria-sort says the order to screen readers.
-document.addEventListener("DOMContentLoaded", () => {
+// the page in view. aria-sort says the order to screen readers. A live page's fresh
+// table keeps the order chosen (remembered per table by its data-testid).
+const sortChoices = new Map();
+window.hx.initSortable = (root) => {
   const key = (cell) => {
     if (!cell) return "";
     const raw = cell.dataset.sort !== undefined ? cell.dataset.sort : cell.textContent.trim();
     const num = parseFloat(raw.replace(/[,\s%]/g, ""));
     return raw !== "" && /^-?[\d,.\s%]+$/.test(raw) && isFinite(num) ? num : raw.toLowerCase();
   };
-  for (const table of document.querySelectorAll("table[data-sortable]")) {
+  for (const table of root.querySelectorAll("table[data-sortable]")) {
     const body = table.tBodies[0];
     if (!body) continue;
-    table.querySelectorAll("thead th").forEach((th, index) => {
+    const headers = Array.from(table.querySelectorAll("thead th"));
+    const sortBy = (index, ascending) => {
+      for (const other of headers) other.removeAttribute("aria-sort");
+      headers[index].setAttribute("aria-sort", ascending ? "ascending" : "descending");
+      const rows = Array.from(body.rows);
+      rows.sort((a, b) => {
+        const x = key(a.cells[index]);
+        const y = key(b.cells[index]);
+        const order = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y), "en", {numeric: true});
+        return ascending ? order : -order;
+      });
+      body.append(...rows);
+      if (table.dataset.testid) sortChoices.set(table.dataset.testid, [index, ascending]);
+    };
+    headers.forEach((th, index) => {
       if (th.hasAttribute("data-nosort")) return;
       const button = document.createElement("button");
       button.type = "button";
@@ -170,36 +187,13 @@ document.addEventListener("DOMContentLoaded", () => {
       button.textContent = th.textContent.trim();
       button.setAttribute("aria-label", `Sort by ${button.textContent}`);
       th.replaceChildren(button);
-      button.addEventListener("click", () => {
-        const ascending = th.getAttribute("aria-sort") !== "ascending";
-        for (const other of table.querySelectorAll("thead th")) other.removeAttribute("aria-sort");
-        th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
-        const rows = Array.from(body.rows);
-        rows.sort((a, b) => {
-          const x = key(a.cells[index]);
-          const y = key(b.cells[index]);
-          const order = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y), "en", {numeric: true});
-          return ascending ? order : -order;
-        });
-        body.append(...rows);
-      });
+      button.addEventListener("click", () => sortBy(index, th.getAttribute("aria-sort") !== "ascending"));
     });
+    const chosen = table.dataset.testid && sortChoices.get(table.dataset.testid);
+    if (chosen && headers[chosen[0]]) sortBy(chosen[0], chosen[1]);
   }
-});
-
-// Pages and lists of runs still in progress reload every few seconds until they
-// finish: data-refresh="seconds" (estimation runs; default 2, at least 1) and
-// data-sim-refresh="seconds" (simulation run and sweep lists).
-document.addEventListener("DOMContentLoaded", () => {
-  const pending = document.querySelector("[data-refresh]");
-  if (pending) {
-    const seconds = Math.max(parseFloat(pending.dataset.refresh) || 2, 1);
-    setTimeout(() => window.location.reload(), seconds * 1000);
-  }
-  for (const list of document.querySelectorAll("[data-sim-refresh]")) {
-    setTimeout(() => window.location.reload(), parseFloat(list.dataset.simRefresh) * 1000);
-  }
-});
+};
+document.addEventListener("DOMContentLoaded", () => window.hx.initSortable(document));
 
 // Recommendation pages: poll while simulations run, then reload; copy #SBATCH lines.
 document.addEventListener("DOMContentLoaded", () => {

@@ -103,6 +103,10 @@
       }
     } else {
       opts.ticks = { ...base.ticks, callback: (v) => number(v) };
+      // A value axis with bounds: at least that span (data beyond it still shows), so
+      // a small change is not drawn as a cliff.
+      if (typeof axis.min === "number") opts.suggestedMin = axis.min;
+      if (typeof axis.max === "number") opts.suggestedMax = axis.max;
     }
     if (isX) opts.offset = false;
     return opts;

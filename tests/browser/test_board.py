@@ -201,6 +201,25 @@ def test_tables_sort_and_search_finds(session):
     assert page.locator("[data-testid=matched-hostlist]").inner_text() == "hx[001-008]"
 
 
+def test_job_list_refreshes_and_keeps_the_chosen_order(session, users):
+    page = new_page(session, clock=True)
+    page.goto("/jobs/?machine=hx&source=portal")
+    header = page.locator("[data-testid=jobs] thead th", has_text="Nodes")
+    header.locator("button").click()
+    header.locator("button").click()
+    assert header.get_attribute("aria-sort") == "descending"
+    jobs.create_job(owner=users["operator"], machine=Machine.objects.get(name="hx"),
+                    name="arrived", node_count=100, pattern="uniform")
+    page.clock.run_for(31_000)
+    page.locator("[data-testid=jobs] td", has_text="arrived").wait_for()
+    header = page.locator("[data-testid=jobs] thead th", has_text="Nodes")
+    assert header.get_attribute("aria-sort") == "descending", "the order survives a refresh"
+    values = [int(v) for v in page.locator(
+        "[data-testid=jobs] tbody tr td:nth-child(5)").all_inner_texts()]
+    assert values == sorted(values, reverse=True) and 100 in values
+    assert not page.errors, page.errors
+
+
 def test_skip_link_is_first_and_visible_on_focus(session):
     page = new_page(session, width=390)
     page.goto("/")

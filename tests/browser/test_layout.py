@@ -185,8 +185,12 @@ def watch(page, origin: str) -> list[str]:
     page.on("pageerror", lambda exc: problems.append(f"script error: {exc}"))
     page.on("response", lambda r: problems.append(f"HTTP {r.status} {r.url}")
             if r.status >= 400 and r.url.startswith(origin) else None)
-    page.on("requestfailed", lambda r: problems.append(f"request failed {r.url}")
-            if r.url.startswith(origin) else None)
+    # A page's own poll (fetch) cut short by the test moving on to the next page fails
+    # as net::ERR_ABORTED: not a problem of the page; any other failure is.
+    page.on("requestfailed", lambda r: problems.append(f"request failed {r.url} ({r.failure})")
+            if r.url.startswith(origin) and not (
+                r.failure == "net::ERR_ABORTED" and r.resource_type in ("fetch", "xhr"))
+            else None)
     return problems
 
 

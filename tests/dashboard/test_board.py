@@ -116,8 +116,9 @@ def test_estimate_trend_and_chart(machine, viewer):
             p_abn_high=p * 2, created_at=now - timedelta(days=days))
     html = viewer.get("/").content.decode()
     trend = text(re.search(r'data-testid="estimate-trend">(.*?)</span>', html).group(1))
-    assert trend == "p_abn down from 0.02 to 0.01 since the previous estimate"
-    assert 'data-testid="trend-m4"' in html
+    assert trend == ("p_abn down from 0.02 to 0.01, alpha_abn unchanged (1.3) since the "
+                     "previous estimate")
+    assert 'data-testid="trend-m4"' in html and 'data-testid="alpha-m4"' in html
     assert 'data-testid="trend-m4"' not in viewer.get("/?range=day").content.decode()
 
 
@@ -164,6 +165,9 @@ def test_live_fragments_of_the_grid_and_job_pages(demo, users):
     page = client.get(f"/jobs/{job.pk}/", HTTP_X_HX_LIVE="1").content.decode()
     assert 'id="job-facts" data-live-region' in page and 'id="job-grid" data-live-region' in page
     assert "release-form" not in page, "the release form is not swapped under the user"
+    listing = client.get("/jobs/?machine=hx", HTTP_X_HX_LIVE="1").content.decode()
+    assert listing.lstrip().startswith('<div id="job-list" data-live-region>')
+    assert f"/jobs/{job.pk}/" in listing and "<form" not in listing
     Client().get("/", HTTP_X_HX_LIVE="1")  # anonymous: the login redirect, no fragment
     assert Client().get("/", HTTP_X_HX_LIVE="1").status_code == 302
 
