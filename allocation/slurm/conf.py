@@ -245,10 +245,7 @@ class ClusterSpec:
         if len(self.paths.munge_socket) > MAX_SOCKET_PATH:
             raise SpecError(f"state_dir is too long for a Unix socket path "
                             f"(at most {MAX_SOCKET_PATH - 19} characters)")
-        if self.topology not in TOPOLOGIES:
-            raise SpecError(f"topology must be one of {', '.join(TOPOLOGIES)}")
-        if self.select not in SELECT_TYPES:
-            raise SpecError(f"select must be one of {', '.join(SELECT_TYPES)}")
+        self._check_choices()
         if not 1024 <= self.base_port or self.last_port >= PORT_LIMIT:
             raise SpecError(f"ports {self.base_port}-{self.last_port} must lie in "
                             f"1024-{PORT_LIMIT - 1} (below the ephemeral range): "
@@ -264,6 +261,12 @@ class ClusterSpec:
                     if not PLUGIN_NAME.match(p)), None)
         if bad is not None:
             raise SpecError(f"plugin {bad[:40]!r} is not a plugin name (such as lua)")
+
+    def _check_choices(self) -> None:
+        if self.topology not in TOPOLOGIES:
+            raise SpecError(f"topology must be one of {', '.join(TOPOLOGIES)}")
+        if self.select not in SELECT_TYPES:
+            raise SpecError(f"select must be one of {', '.join(SELECT_TYPES)}")
 
     def _check_partitions(self) -> None:
         if not self.partitions:
