@@ -55,6 +55,9 @@ NOT_PAGES = {
     "simulation/sweeps/<int:pk>/results.json": "JSON download",
     "jobs.csv": "CSV download of the job list",
     "machines/<str:name>/nodes.csv": "CSV download of a machine's node list",
+    "whatif/new/": "GET redirects to the what-if list; its upload form POSTs",
+    "whatif/<int:pk>/results.csv": "CSV download of a what-if study",
+    "whatif/<int:pk>/results.json": "JSON download of a what-if study",
 }
 # Extra URLs of a route, on the busy site of ``seed_site`` or with a query that
 # fills in the page's results: route -> URL templates formatted with its ids.
