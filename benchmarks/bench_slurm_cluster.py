@@ -13,8 +13,9 @@ PSS, and the drop of the host's MemAvailable), the seconds of one
 submitted, and the seconds to stop. Needs root and Debian's slurmctld, slurmd,
 slurm-client and munge; exits 2 if they are missing. Nothing is left running.
 A slurmd holds the whole node table, so memory grows with the square of the
-node count: 4096 nodes need about 27 GiB (1,280 slurmd of a 4096-node machine
-took 8.7 GiB here), so that size is not in the defaults.
+node count: a slurmd of a 4096-node machine takes 8.2 MiB (PSS), so all 4096
+need about 33 GiB and that size is not in the defaults (bench_slurm_sync.py runs
+it with a slurmd for 512 of its nodes, ``ClusterSpec.live_nodes``).
 """
 
 from __future__ import annotations

@@ -84,6 +84,17 @@ def wait_for(predicate: Callable[[], object], timeout: float = 90.0,
         time.sleep(interval)
 
 
+def wait_state_saved(cluster: LocalCluster, client) -> None:
+    """Wait until slurmctld has saved its job state since the latest job change it
+    reports (it saves a few seconds after a change). A test that kills slurmctld
+    sooner makes Slurm forget the newest jobs and hand out their ids again."""
+    times = [t for j in client.jobs() for t in (j.submit_time, j.start_time, j.end_time) if t]
+    since = max(times).timestamp() if times else 0.0
+    path = os.path.join(cluster.paths.state, "job_state")
+    wait_for(lambda: os.path.exists(path) and os.path.getmtime(path) >= since, timeout=30,
+             interval=0.2, what="slurmctld to save its job state")
+
+
 @pytest.fixture(scope="session")
 def slurm_cluster():
     require_slurm()

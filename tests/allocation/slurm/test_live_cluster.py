@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from allocation.slurm import SlurmClient, SlurmError
-from tests.allocation.slurm.conftest import wait_for
+from tests.allocation.slurm.conftest import wait_for, wait_state_saved
 from tests.conftest import skip_or_fail
 
 pytestmark = pytest.mark.slurm
@@ -143,6 +143,7 @@ def test_a_dead_controller_is_one_error_within_the_timeout_and_a_restart_recover
         slurm_cluster, slurm):
     before = {j.job_id for j in slurm.jobs()}
     port = slurm_cluster.spec.slurmctld_port
+    wait_state_saved(slurm_cluster, slurm)
     slurm_cluster.stop_slurmctld()
     try:
         client = slurm_cluster.client(timeout=20)

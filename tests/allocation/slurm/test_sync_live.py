@@ -18,7 +18,7 @@ from allocation.choices import JobSource, JobStatus, NodeEventSource
 from allocation.models import Allocation, Job, NodeEvent, SlurmLink
 from allocation.services import jobs, machines, slurm_sync
 from allocation.slurm import SlurmClient
-from tests.allocation.slurm.conftest import wait_for
+from tests.allocation.slurm.conftest import wait_for, wait_state_saved
 
 pytestmark = [pytest.mark.slurm, pytest.mark.django_db]
 
@@ -195,6 +195,7 @@ def test_with_slurmctld_down_the_sync_fails_cleanly_and_catches_up_after(
     wait_for(lambda: running(slurm, before_outage), what="the job to run")
     slurm_sync.sync_machine(portal)
     count = Job.objects.count()
+    wait_state_saved(slurm_cluster, slurm)
     slurm_cluster.stop_slurmctld()
     try:
         with pytest.raises(CommandError) as caught:
