@@ -10,6 +10,7 @@ COPY simulation ./simulation
 COPY recommendations ./recommendations
 COPY dashboard ./dashboard
 COPY metrics ./metrics
+COPY whatif ./whatif
 RUN pip install --no-cache-dir .
 COPY . .
 RUN SECRET_KEY=build DATABASE_URL=sqlite:////tmp/build.sqlite3 ALLOWED_HOSTS=build \
