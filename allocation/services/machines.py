@@ -19,7 +19,6 @@ from allocation.hyperx import ONLINE_POLICIES
 from allocation.layout import (
     LayoutError,
     default_hostname_pattern,
-    node_coordinates,
     pattern_hostnames,
     validate_shape,
 )
@@ -97,7 +96,7 @@ def create_machine(*, name: str, sides: Sequence[int], concentration: int,
                       hostlist=hostlist, description=description)
     machine.full_clean()
     machine.save()
-    coords = node_coordinates(shape).tolist()
+    coords = shape.node_coords().tolist()
     now = timezone.now()
     c = concentration
     Node.objects.bulk_create(
