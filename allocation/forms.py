@@ -98,7 +98,7 @@ class NodeStateForm(forms.Form):
     reason = forms.CharField(max_length=255, required=False)
 
 
-class MachineForm(ServiceFieldsMixin, forms.Form):
+class MachineForm(forms.Form):
     name = forms.CharField(max_length=64, validators=[NAME_VALIDATOR],
                            help_text="a letter first, then letters, digits, '_', '.' or '-'")
     sides = forms.CharField(max_length=64, help_text="e.g. 8,8 or 16,16,16")
@@ -121,10 +121,7 @@ class MachineForm(ServiceFieldsMixin, forms.Form):
 POLICY_CHOICES = [(p, p.replace("_", " ")) for p in ONLINE_POLICIES]
 
 
-class JobForm(ServiceFieldsMixin, forms.Form):
-    # The allocation service names the job's size "size" (and "spares"); show it here.
-    service_fields = {"size": "node_count", "spares": "node_count"}
-
+class JobForm(forms.Form):
     name = forms.CharField(max_length=128)
     external_id = forms.CharField(max_length=64, required=False, label="External id (Slurm)")
     node_count = forms.IntegerField(min_value=1, max_value=MAX_NODES)
@@ -136,7 +133,10 @@ class JobForm(ServiceFieldsMixin, forms.Form):
     wall_time = seconds_field("Wall time (s)")
 
 
-class CompareForm(forms.Form):
+class CompareForm(ServiceFieldsMixin, forms.Form):
+    # The page's ?size= is a public name; the service calls it node_count.
+    service_fields = {"node_count": "size"}
+
     size = forms.IntegerField(min_value=1, max_value=MAX_NODES, label="Job size (nodes)")
     seed = forms.IntegerField(min_value=0, max_value=MAX_SEED, initial=0, required=False)
 

@@ -7,16 +7,21 @@ row-major (C order) index of the coordinates, the convention of
 
 from __future__ import annotations
 
-import math
 import re
 import string
-from dataclasses import dataclass
 
-import numpy as np
+from allocation.hyperx.shape import (
+    MAX_CONCENTRATION,
+    MAX_DIMENSIONS,
+    MAX_SIDE,
+    MachineShape,
+    ShapeError,
+)
 
-MAX_DIMENSIONS = 8
-MAX_SIDE = 4096
-MAX_CONCENTRATION = 4096
+__all__ = ["MAX_CONCENTRATION", "MAX_DIMENSIONS", "MAX_NODES", "MAX_SIDE", "LayoutError",
+           "MachineShape", "default_hostname_pattern", "pattern_hostnames",
+           "validate_hostname_pattern", "validate_shape"]
+
 MAX_NODES = 1_048_576
 #: The most a request may name as a switch coordinate, or as the slot of a formula
 #: partition (an n x n machine with c = n has n). Both stay below a side, so MAX_SIDE
@@ -27,53 +32,29 @@ PATTERN_FIELDS = {"machine", "n", "i", "s", "l"} | {f"d{k}" for k in range(MAX_D
 _SPEC = r"^0?[1-9]?\d?d?$"
 
 
-class LayoutError(ValueError):
+class LayoutError(ShapeError):
     """A machine description that cannot be built; ``field`` names the culprit."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
-
-
-@dataclass(frozen=True)
-class MachineShape:
-    sides: tuple[int, ...]
-    concentration: int
-
-    @property
-    def switch_count(self) -> int:
-        return math.prod(self.sides)
-
-    @property
-    def node_count(self) -> int:
-        return self.switch_count * self.concentration
 
 
 def validate_shape(sides: object, concentration: object) -> MachineShape:
-    """Check sides and concentration; raise :class:`LayoutError` naming the field.
+    """The shape of a machine the portal may store, or :class:`LayoutError` naming
+    the field (the shape's own checks, then the portal's bounds).
 
     >>> validate_shape([8, 8], 8).node_count
     512
+    >>> validate_shape([8, 8], 0)
+    Traceback (most recent call last):
+    ...
+    allocation.layout.LayoutError: concentration: must be an integer >= 1, got 0
     """
-    if not isinstance(sides, (list, tuple)) or not sides:
+    if not isinstance(sides, (list, tuple)):
         raise LayoutError("sides", "must be a non-empty list of integers, e.g. [8, 8]")
-    if len(sides) > MAX_DIMENSIONS:
-        raise LayoutError("sides", f"at most {MAX_DIMENSIONS} dimensions are supported")
-    for side in sides:
-        if isinstance(side, bool) or not isinstance(side, int):
-            raise LayoutError("sides", f"every side must be an integer, got {side!r}")
-        if side < 1 or side > MAX_SIDE:
-            raise LayoutError("sides", f"every side must be between 1 and {MAX_SIDE}, got {side}")
-    if isinstance(concentration, bool) or not isinstance(concentration, int):
-        raise LayoutError("concentration", "must be an integer")
-    if concentration < 1 or concentration > MAX_CONCENTRATION:
-        raise LayoutError("concentration", f"must be between 1 and {MAX_CONCENTRATION}")
-    shape = MachineShape(tuple(sides), concentration)
-    if shape.node_count > MAX_NODES:
-        raise LayoutError("sides", f"the machine would have {shape.node_count} nodes; "
-                                   f"at most {MAX_NODES} are allowed")
-    return shape
+    try:
+        return MachineShape(tuple(sides), concentration).check_bounds(
+            MAX_NODES, max_dimensions=MAX_DIMENSIONS, max_side=MAX_SIDE,
+            max_concentration=MAX_CONCENTRATION)
+    except ShapeError as exc:
+        raise LayoutError(exc.field, exc.message) from None
 
 
 def default_hostname_pattern(name: str, node_count: int) -> str:
@@ -106,17 +87,10 @@ def validate_hostname_pattern(pattern: str) -> None:
         raise LayoutError("hostname_pattern", "must contain {n} or {i} (or switch and local)")
 
 
-def node_coordinates(shape: MachineShape) -> np.ndarray:
-    """(node_count, q) switch coordinates of every endpoint, in index order."""
-    switches = np.arange(shape.switch_count)
-    coords = np.stack(np.unravel_index(switches, shape.sides), axis=1)
-    return np.repeat(coords, shape.concentration, axis=0)
-
-
 def pattern_hostnames(shape: MachineShape, pattern: str, machine: str) -> list[str]:
     """Hostnames from a validated pattern, one per endpoint in index order."""
     validate_hostname_pattern(pattern)
-    coords = node_coordinates(shape).tolist()
+    coords = shape.node_coords().tolist()
     c = shape.concentration
     names = []
     for i, xs in enumerate(coords):

@@ -6,7 +6,6 @@ from django import forms
 
 from allocation.forms import (
     BoundedFloatField,
-    ServiceFieldsMixin,
     preselect_only_machine,
     seconds_field,
 )
@@ -15,9 +14,7 @@ from allocation.models import CommPattern, Machine
 from allocation.pattern_fields import PatternFormField
 
 
-class RecommendationForm(ServiceFieldsMixin, forms.Form):
-    service_fields = {"size": "node_count", "n_node": "node_count"}
-
+class RecommendationForm(forms.Form):
     machine = forms.ModelChoiceField(queryset=Machine.objects.order_by("name"),
                                      to_field_name="name")
     name = forms.CharField(max_length=128, initial="job")

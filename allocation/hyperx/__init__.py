@@ -1,4 +1,4 @@
-"""Pure HyperX allocation core: topology, the seven policies (static and
+"""Pure HyperX allocation core: the machine shape, topology, the seven policies (static and
 online), partition properties and exact partition bandwidth.
 
 No Django, no I/O: stdlib, numpy, scipy, networkx and numba only.
@@ -18,6 +18,7 @@ from .policies import (
     static_partitions,
 )
 from .properties import PartitionProperties, partition_properties
+from .shape import MachineShape, ShapeError
 from .topology import HyperX
 
 __all__ = [
@@ -28,7 +29,9 @@ __all__ = [
     "REGISTRY",
     "AllocationError",
     "HyperX",
+    "MachineShape",
     "PartitionProperties",
+    "ShapeError",
     "allocate",
     "exact_partition_bandwidth",
     "fits_formula",

@@ -167,10 +167,10 @@ def _all_partitions(policy: str, n: int, seed: int | None) -> np.ndarray:
 
 
 def allocate(
-    topology: HyperX, available: np.ndarray, policy: str, size: int, seed: int = 0,
+    topology: HyperX, available: np.ndarray, policy: str, node_count: int, seed: int = 0,
     busy: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Choose ``size`` available endpoints for a job with an online policy.
+    """Choose ``node_count`` available endpoints for a job with an online policy.
 
     Parameters
     ----------
@@ -179,7 +179,7 @@ def allocate(
         True for endpoints that are free and healthy.
     policy : str
         A name in :data:`REGISTRY`.
-    size : int
+    node_count : int
         Number of endpoints (nodes) the job needs, >= 1.
     busy : numpy.ndarray of bool, optional
         Endpoints other jobs hold (policies that weigh the live load read it);
@@ -191,12 +191,12 @@ def allocate(
     Returns
     -------
     numpy.ndarray of int64
-        ``size`` distinct available endpoint ids in rank order.
+        ``node_count`` distinct available endpoint ids in rank order.
 
     Raises
     ------
     AllocationError
-        When fewer than ``size`` endpoints are available.
+        When fewer than ``node_count`` endpoints are available.
 
     Examples
     --------
@@ -219,17 +219,19 @@ def allocate(
             f"available must have shape ({topology.n_endpoints},), got {avail.shape}"
         )
     avail = avail.astype(np.bool_, copy=False)
-    if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
-        raise ValueError(f"size must be an int >= 1, got {size!r}")
-    size = int(size)
+    if isinstance(node_count, bool) or not isinstance(node_count, numbers.Integral) \
+            or node_count < 1:
+        # A guard, not a check: the services checked the count at their boundary.
+        raise ValueError(f"node_count (the job's size) must be an int >= 1, got {node_count!r}")
+    node_count = int(node_count)
     n_free = int(np.count_nonzero(avail))
-    if size > n_free:
-        raise AllocationError(f"need {size} nodes, {n_free} available")
+    if node_count > n_free:
+        raise AllocationError(f"need {node_count} nodes, {n_free} available")
     held = ~avail if busy is None else np.asarray(busy, dtype=np.bool_)
     if held.shape != avail.shape:
         raise ValueError(f"busy must have shape ({topology.n_endpoints},)")
-    out = spec.online(Placement(topology, avail, held), size, 0 if seed is None else seed)
-    assert out.size == size
+    out = spec.online(Placement(topology, avail, held), node_count, 0 if seed is None else seed)
+    assert out.size == node_count
     return out.astype(np.int64, copy=False)
 
 

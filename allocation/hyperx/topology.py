@@ -19,27 +19,20 @@ Everything is vectorised with numpy: a 16x16x16 machine with c = 16
 from __future__ import annotations
 
 import itertools
-import numbers
 from dataclasses import dataclass
 from functools import lru_cache
 
 import networkx as nx
 import numpy as np
 
+from .shape import MachineShape
+
 __all__ = ["HyperX"]
 
 
 @lru_cache(maxsize=32)
-def _switch_coords(sides: tuple[int, ...]) -> np.ndarray:
-    coords = np.stack(np.unravel_index(np.arange(int(np.prod(sides))), sides), axis=1)
-    coords = coords.astype(np.int64)
-    coords.setflags(write=False)
-    return coords
-
-
-@lru_cache(maxsize=32)
 def _links(sides: tuple[int, ...]) -> np.ndarray:
-    coords = _switch_coords(sides)
+    coords = MachineShape(sides, 1).switch_coords()
     n_sw = coords.shape[0]
     strides = np.array(
         [int(np.prod(sides[d + 1:])) for d in range(len(sides))], dtype=np.int64
@@ -65,18 +58,11 @@ def _links(sides: tuple[int, ...]) -> np.ndarray:
     return out
 
 
-def _check_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
-    if int(value) < 1:
-        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
-    return int(value)
-
-
 @dataclass(frozen=True)
-class HyperX:
+class HyperX(MachineShape):
     """A HyperX network (Hamming graph of switches) with ``concentration``
-    endpoints per switch.
+    endpoints per switch: a :class:`MachineShape` (sizes, checks, coordinate
+    maps) with its links, distances and minimal paths.
 
     Parameters
     ----------
@@ -95,75 +81,22 @@ class HyperX:
     >>> hx.minimal_paths(0, 9)
     [(0, 8, 9), (0, 1, 9)]
     """
-    sides: tuple[int, ...]
-    concentration: int
-
-    def __post_init__(self) -> None:
-        sides = self.sides
-        if isinstance(sides, numbers.Integral) or not hasattr(sides, "__iter__"):
-            raise ValueError(f"sides must be a non-empty tuple of ints >= 1, got {sides!r}")
-        sides = tuple(sides)
-        if len(sides) == 0:
-            raise ValueError("sides must be a non-empty tuple of ints >= 1, got ()")
-        sides = tuple(_check_int("sides", s) for s in sides)
-        object.__setattr__(self, "sides", sides)
-        object.__setattr__(
-            self, "concentration", _check_int("concentration", self.concentration)
-        )
-
-    # ------------------------------------------------------------------ sizes
-    @property
-    def dimensions(self) -> int:
-        """Number of dimensions q."""
-        return len(self.sides)
-
+    # The sizes under the names the allocation core has always used.
     @property
     def n_switches(self) -> int:
-        """Number of switches, prod(sides)."""
-        return int(np.prod(self.sides))
+        """Number of switches (:attr:`MachineShape.switch_count`)."""
+        return self.switch_count
 
     @property
     def n_endpoints(self) -> int:
-        """Number of endpoints, n_switches * concentration."""
-        return self.n_switches * self.concentration
+        """Number of endpoints (:attr:`MachineShape.node_count`)."""
+        return self.node_count
 
     @property
     def n_links(self) -> int:
         """Number of undirected switch-to-switch links."""
         n = self.n_switches
         return int(sum(n * (s - 1) for s in self.sides) // 2)
-
-    # ------------------------------------------------------------ coordinates
-    def switch_coords(self) -> np.ndarray:
-        """Coordinates of every switch, shape (n_switches, q), read-only (cached).
-
-        >>> HyperX((2, 3), 1).switch_coords()[4].tolist()
-        [1, 1]
-        """
-        return _switch_coords(self.sides)
-
-    def switch_of(self, endpoints) -> np.ndarray:
-        """Switch index of each endpoint.
-
-        >>> HyperX((4, 4), 4).switch_of([0, 3, 4, 63]).tolist()
-        [0, 0, 1, 15]
-        """
-        return np.asarray(endpoints, dtype=np.int64) // self.concentration
-
-    def local_of(self, endpoints) -> np.ndarray:
-        """Local index (0..c-1) of each endpoint on its switch."""
-        return np.asarray(endpoints, dtype=np.int64) % self.concentration
-
-    def switch_index(self, coords) -> np.ndarray | int:
-        """Switch index of coordinates; ``coords`` is (q,) or (m, q).
-
-        >>> HyperX((8, 8), 8).switch_index((1, 2))
-        10
-        """
-        arr = np.asarray(coords, dtype=np.int64)
-        if arr.ndim == 1:
-            return int(np.ravel_multi_index(tuple(arr), self.sides))
-        return np.ravel_multi_index(tuple(arr.T), self.sides).astype(np.int64)
 
     # -------------------------------------------------------------- distances
     def switch_distance(self, a, b) -> np.ndarray | int:

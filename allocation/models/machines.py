@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 
 from django.core.validators import RegexValidator
@@ -11,6 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from allocation.choices import NodeState
+from allocation.hyperx.shape import MachineShape
 from hxportal.validators import no_control_characters
 
 NAME_VALIDATOR = RegexValidator(
@@ -45,21 +45,26 @@ class Machine(models.Model):
         return reverse("allocation:machine_detail", args=[self.name])
 
     @property
+    def geometry(self) -> MachineShape:
+        """The machine's shape: sizes, checks and coordinate maps live there."""
+        return MachineShape(tuple(self.sides), self.concentration)
+
+    @property
     def dimensions(self) -> int:
-        return len(self.sides)
+        return self.geometry.dimensions
 
     @property
     def switch_count(self) -> int:
-        return math.prod(self.sides)
+        return self.geometry.switch_count
 
     @property
     def node_count(self) -> int:
-        return self.switch_count * self.concentration
+        return self.geometry.node_count
 
     @property
     def shape(self) -> str:
-        return "x".join(str(s) for s in self.sides) + f", c = {self.concentration}"
-
+        """The shape as pages show it, e.g. ``8x8, c = 8``."""
+        return self.geometry.label
 
 
 class Node(models.Model):

@@ -86,19 +86,29 @@ def occupancy(machine: Machine) -> tuple[np.ndarray, np.ndarray]:
     return up & (owner == 0), owner
 
 
-def _validate_request(machine: Machine, policy: str, size: object, seed: object) -> tuple[int, int]:
+def check_node_count(machine: Machine, node_count: object) -> int:
+    """The one check of a job's node count at the service boundary: forms, the API
+    and the CLI hand it on under this name (``size`` at the preview and compare edge
+    is mapped there), and the allocator below trusts it."""
+    if isinstance(node_count, bool) or not isinstance(node_count, int) or node_count < 1:
+        raise ValidationError({"node_count": ["must be an integer >= 1"]})
+    if node_count > machine.node_count:
+        raise ValidationError({"node_count": [
+            f"the machine has only {machine.node_count} nodes"]})
+    return node_count
+
+
+def _validate_request(machine: Machine, policy: str, node_count: object,
+                      seed: object) -> tuple[int, int]:
     if policy not in ONLINE_POLICIES:
         raise ValidationError({"policy": [f"unknown policy {policy!r}; use one of "
                                           f"{', '.join(ONLINE_POLICIES)}"]})
-    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-        raise ValidationError({"size": ["must be an integer >= 1"]})
-    if size > machine.node_count:
-        raise ValidationError({"size": [f"the machine has only {machine.node_count} nodes"]})
+    node_count = check_node_count(machine, node_count)
     if seed is None:
         seed = 0
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
         raise ValidationError({"seed": ["must be an integer between 0 and 2^63-1"]})
-    return size, seed
+    return node_count, seed
 
 
 def _hostnames(machine: Machine, endpoints: np.ndarray) -> list[str]:
@@ -108,7 +118,7 @@ def _hostnames(machine: Machine, endpoints: np.ndarray) -> list[str]:
     return [by_index[int(i)] for i in endpoints]
 
 
-def formula_endpoints(machine: Machine, policy: str, size: int, index: int,
+def formula_endpoints(machine: Machine, policy: str, node_count: int, index: int,
                       seed: int) -> np.ndarray:
     """The static formula's partition: 2D n x n machines with c = n, k*n^2 nodes only."""
     sides, c = tuple(machine.sides), machine.concentration
@@ -117,24 +127,25 @@ def formula_endpoints(machine: Machine, policy: str, size: int, index: int,
             f"the {policy} formula needs a 2D n x n machine with c = n; {machine.name} is "
             f"{machine.shape}"]})
     n = sides[0]
-    if size % (n * n):
-        raise ValidationError({"size": [f"the formula places multiples of n^2 = {n * n} nodes"]})
+    if node_count % (n * n):
+        raise ValidationError({"node_count": [
+            f"the formula places multiples of n^2 = {n * n} nodes"]})
     try:
-        return static_partition(policy, n, index, size // (n * n), seed)
+        return static_partition(policy, n, index, node_count // (n * n), seed)
     except ValueError as exc:
         raise ValidationError({"index": [str(exc)]}) from exc
 
 
-def propose(machine: Machine, policy: str, size: int, seed: int | None = 0,
+def propose(machine: Machine, policy: str, node_count: int, seed: int | None = 0,
             available: np.ndarray | None = None, exact: bool | None = None,
             mode: str = "online", index: int = 0, busy: np.ndarray | None = None
             ) -> Candidate:
-    """The partition ``policy`` would give a job of ``size`` nodes right now.
+    """The partition ``policy`` would give a job of ``node_count`` nodes right now.
 
     ``mode`` "online" chooses among free healthy nodes; "formula" takes the
     static formula's partition ``index`` and fails when any of it is taken.
     """
-    size, seed = _validate_request(machine, policy, size, seed)
+    node_count, seed = _validate_request(machine, policy, node_count, seed)
     if available is None:
         available, owner = occupancy(machine)
         busy = owner > 0
@@ -142,7 +153,7 @@ def propose(machine: Machine, policy: str, size: int, seed: int | None = 0,
     if mode == "formula":
         if policy not in POLICIES:
             raise ValidationError({"policy": [f"{policy} has no static formula"]})
-        endpoints = formula_endpoints(machine, policy, size, index, seed)
+        endpoints = formula_endpoints(machine, policy, node_count, index, seed)
         taken = int(np.count_nonzero(~available[endpoints]))
         if taken:
             return Candidate(policy=policy, seed=seed, error=(
@@ -150,10 +161,24 @@ def propose(machine: Machine, policy: str, size: int, seed: int | None = 0,
     elif mode != "online":
         raise ValidationError({"mode": ["must be online or formula"]})
     else:
-        try:
-            endpoints = allocate(topology, available, policy, size, seed=seed, busy=busy)
-        except AllocationError as exc:
-            return Candidate(policy=policy, seed=seed, error=exc.reason)
+        return _online_candidate(machine, topology, policy, node_count, seed, available, busy,
+                                 exact)
+    return _candidate(machine, topology, policy, seed, endpoints, exact)
+
+
+def _online_candidate(machine: Machine, topology: HyperX, policy: str, node_count: int,
+                      seed: int, available: np.ndarray, busy: np.ndarray | None,
+                      exact: bool | None = None) -> Candidate:
+    """``policy``'s online partition of a node count already checked."""
+    try:
+        endpoints = allocate(topology, available, policy, node_count, seed=seed, busy=busy)
+    except AllocationError as exc:
+        return Candidate(policy=policy, seed=seed, error=exc.reason)
+    return _candidate(machine, topology, policy, seed, endpoints, exact)
+
+
+def _candidate(machine: Machine, topology: HyperX, policy: str, seed: int,
+               endpoints: np.ndarray, exact: bool | None) -> Candidate:
     props = partition_properties(topology, endpoints, exact=exact).as_dict()
     return Candidate(policy=policy, seed=seed, endpoints=tuple(int(e) for e in endpoints),
                      hostnames=tuple(_hostnames(machine, endpoints)), properties=props)
@@ -185,13 +210,14 @@ def propose_around(machine: Machine, policy: str, fixed: Sequence[int], extra: i
                      hostnames=tuple(_hostnames(machine, chosen)), properties=props)
 
 
-def compare_policies(machine: Machine, size: int, seed: int | None = 0,
+def compare_policies(machine: Machine, node_count: int, seed: int | None = 0,
                      snapshot: tuple[np.ndarray, np.ndarray] | None = None) -> list[Candidate]:
-    """Every policy's candidate for ``size`` nodes on the same occupancy snapshot
+    """Every policy's candidate for ``node_count`` nodes on the same occupancy snapshot
     (``snapshot``: an :func:`occupancy` the caller already read, else read now)."""
-    _validate_request(machine, POLICIES[0], size, seed)
+    node_count, seed = _validate_request(machine, POLICIES[0], node_count, seed)
     available, owner = snapshot if snapshot is not None else occupancy(machine)
-    return [propose(machine, policy, size, seed, available=available, busy=owner > 0)
+    topology = topology_of(machine)
+    return [_online_candidate(machine, topology, policy, node_count, seed, available, owner > 0)
             for policy in ONLINE_POLICIES]
 
 
@@ -208,9 +234,7 @@ def hostlist_properties(machine: Machine, hostlist: str, exact: bool | None = No
 def create_job(*, owner, machine: Machine, name: str, node_count: int, pattern: str,
                external_id: str = "", t_cmpt: float | None = None,
                t_comm: float | None = None, wall_time: float | None = None) -> Job:
-    if node_count > machine.node_count:
-        raise ValidationError({"node_count": [
-            f"the machine has only {machine.node_count} nodes"]})
+    check_node_count(machine, node_count)
     job = Job(owner=owner, machine=machine, name=name, node_count=node_count,
               pattern=canonical_pattern(pattern),
               external_id=external_id, t_cmpt=t_cmpt, t_comm=t_comm, wall_time=wall_time)

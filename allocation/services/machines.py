@@ -19,7 +19,6 @@ from allocation.hyperx import ONLINE_POLICIES
 from allocation.layout import (
     LayoutError,
     default_hostname_pattern,
-    node_coordinates,
     pattern_hostnames,
     validate_shape,
 )
@@ -97,13 +96,14 @@ def create_machine(*, name: str, sides: Sequence[int], concentration: int,
                       hostlist=hostlist, description=description)
     machine.full_clean()
     machine.save()
-    coords = node_coordinates(shape).tolist()
+    indices = range(shape.node_count)  # each node's place: the shape's maps
+    places = zip(shape.switch_of(indices).tolist(), shape.node_coords().tolist(),
+                 shape.local_of(indices).tolist(), strict=True)
     now = timezone.now()
-    c = concentration
     Node.objects.bulk_create(
-        (Node(machine=machine, index=i, switch=i // c, coords=xs, local=i % c,
+        (Node(machine=machine, index=i, switch=switch, coords=xs, local=local,
               hostname=names[i], state=NodeState.UP, state_changed_at=now)
-         for i, xs in enumerate(coords)),
+         for i, (switch, xs, local) in enumerate(places)),
         batch_size=NODE_BATCH)
     return machine
 

@@ -11,8 +11,8 @@ allocator.  Timing constants that the study leaves open are documented on
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, NoReturn
 
 from allocation.hyperx.patterns import (
@@ -24,6 +24,7 @@ from allocation.hyperx.patterns import (
     canonical_pattern,
 )
 from allocation.hyperx.policies import ONLINE_POLICIES
+from allocation.hyperx.shape import MachineShape
 
 from .kernels import KERNELS
 
@@ -246,20 +247,25 @@ class SimConfig:
         self.validate()
 
     # ------------------------------------------------------------------ derived
+    @cached_property
+    def geometry(self) -> MachineShape:
+        """The machine's shape (sizes, checks, coordinate maps), built once."""
+        return MachineShape(self.sides, self.concentration)
+
     @property
     def dims(self) -> int:
         """Number of dimensions ``q``."""
-        return len(self.sides)
+        return self.geometry.dimensions
 
     @property
     def switches(self) -> int:
         """Number of switches."""
-        return math.prod(self.sides)
+        return self.geometry.switch_count
 
     @property
     def endpoints(self) -> int:
         """Number of endpoints (``switches * concentration``)."""
-        return self.switches * self.concentration
+        return self.geometry.node_count
 
     @property
     def kernel_message_packets(self) -> int:
@@ -293,12 +299,9 @@ class SimConfig:
             _fail(field, f"must be an integer >= {minimum}, got {v!r}")
 
     def _validate_machine(self) -> None:
-        """Sides, concentration and the machine's size."""
-        if not self.sides or any(s < 1 for s in self.sides):
-            _fail("sides", f"must be a non-empty tuple of positive sizes, got {self.sides!r}")
-        self._pos_int("concentration")
-        if self.endpoints > MAX_ENDPOINTS:
-            _fail("sides", f"machine has {self.endpoints} endpoints, more than {MAX_ENDPOINTS}")
+        """Sides, concentration and the machine's size: the shape's checks (its
+        :class:`~allocation.hyperx.shape.ShapeError` is a ``ValueError`` naming the field)."""
+        self.geometry.check_bounds(MAX_ENDPOINTS)
 
     def _validate_choices(self) -> None:
         """Every field that names one of a fixed set of choices."""

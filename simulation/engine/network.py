@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from allocation.hyperx.shape import MachineShape
+
 __all__ = ["Network", "build_network"]
 
 
@@ -85,10 +87,11 @@ class Network:
 
 def build_network(sides: tuple[int, ...], concentration: int) -> Network:
     """Build the port tables of a HyperX of ``sides`` and ``concentration``."""
-    sides_a = np.asarray(sides, dtype=np.int64)
-    q = len(sides_a)
-    n_sw = int(np.prod(sides_a))
-    coords = np.stack(np.unravel_index(np.arange(n_sw), tuple(sides_a)), axis=1)
+    shape = MachineShape(sides, concentration)
+    sides_a = np.asarray(shape.sides, dtype=np.int64)
+    q = shape.dimensions
+    n_sw = shape.switch_count
+    coords = shape.switch_coords()
     strides = np.ones(q, dtype=np.int64)
     for d in range(q - 2, -1, -1):
         strides[d] = strides[d + 1] * sides_a[d + 1]

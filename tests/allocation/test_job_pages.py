@@ -77,6 +77,10 @@ def test_compare_page_shows_every_policy_and_highlights_the_best(client, users, 
     assert "must be" not in client.get("/machines/hx/compare/?size=64").content.decode()
     assert "Ensure this value is greater than" in client.get(
         "/machines/hx/compare/?size=0").content.decode()
+    # The service's node_count refusal shows beside the page's own field, size.
+    page = client.get("/machines/hx/compare/?size=600").content.decode()
+    error = page.index('<span class="error">the machine has only 512 nodes</span>')
+    assert page.index('id="id_size"') < error < page.index('id="id_seed"')
 
 
 def test_job_list_pages_keep_every_filter(client, users, hx):

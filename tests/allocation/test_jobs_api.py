@@ -133,6 +133,10 @@ def test_preview_and_compare_write_nothing(api, hx):
     too_big = api("viewer").post("/api/v1/machines/hx/preview/",
                                  {"policy": "row", "size": 600}, format="json")
     assert too_big.status_code == 400
+    # The services say node_count; the preview and compare input is still named size.
+    assert too_big.json()["errors"] == {"size": ["the machine has only 512 nodes"]}
+    too_big = api("viewer").post("/api/v1/machines/hx/compare/", {"size": 600}, format="json")
+    assert too_big.json()["errors"] == {"size": ["the machine has only 512 nodes"]}
 
 
 def test_properties_of_a_hostlist(api, hx):

@@ -167,6 +167,10 @@ def test_job_form_reports_too_many_nodes_under_node_count(as_role, users, machin
     assert re.search(r'data-field="node_count">diagonal cannot place 10 nodes: need 10 nodes, '
                      r'4 available', html)
     assert 'data-field="policy"' not in html
+    response = as_role("operator").post("/machines/m4/jobs/new/", {
+        "name": "x", "node_count": 65, "pattern": "uniform", "policy": "row", "seed": 0})
+    assert re.search(r'data-field="node_count">the machine has only 64 nodes',
+                     response.content.decode())
 
 
 def test_service_errors_land_on_the_field_they_are_about():
@@ -178,7 +182,7 @@ def test_service_errors_land_on_the_field_they_are_about():
     form = JobForm({"name": "x", "node_count": 4, "pattern": "uniform", "policy": "row",
                     "seed": 0})
     assert form.is_valid()
-    add_form_errors(form, ValidationError({"size": ["the machine has only 64 nodes"],
+    add_form_errors(form, ValidationError({"node_count": ["the machine has only 64 nodes"],
                                            "mystery": ["something else"]}))
     assert form.errors["node_count"] == ["the machine has only 64 nodes"]
     assert form.non_field_errors() == ["something else"]

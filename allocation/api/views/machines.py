@@ -30,7 +30,11 @@ from allocation.services import jobs, machines, queries, slurm, slurm_sync
 from hxportal import hostlists
 from hxportal.api.mixins import validated
 from hxportal.api.renderers import PlainTextRenderer
+from hxportal.errors import fields_renamed
 from hxportal.roles import Role
+
+#: The preview and compare input names the node count ``size``; services say ``node_count``.
+SIZE_FIELD = {"node_count": "size"}
 
 
 class MachineViewSet(viewsets.ModelViewSet):
@@ -52,8 +56,9 @@ class MachineViewSet(viewsets.ModelViewSet):
     def preview(self, request, name=None):
         """The partition a policy would give a job of ``size`` nodes now (nothing stored)."""
         data = validated(PreviewSerializer, request)
-        candidate = jobs.propose(self.get_object(), data["policy"], data["size"], data["seed"],
-                                 mode=data["mode"], index=data["index"])
+        with fields_renamed(SIZE_FIELD):
+            candidate = jobs.propose(self.get_object(), data["policy"], data["size"],
+                                     data["seed"], mode=data["mode"], index=data["index"])
         if candidate.error:
             return Response({"detail": candidate.error,
                              "errors": {"size": [candidate.error]}}, status=400)
@@ -65,7 +70,8 @@ class MachineViewSet(viewsets.ModelViewSet):
         """Every policy's candidate partition for ``size`` nodes on the current occupancy."""
         data = validated(CompareSerializer, request)
         machine = self.get_object()
-        candidates = jobs.compare_policies(machine, data["size"], data["seed"])
+        with fields_renamed(SIZE_FIELD):
+            candidates = jobs.compare_policies(machine, data["size"], data["seed"])
         return Response(ComparisonSerializer({
             "machine": machine.name, "size": data["size"],
             "candidates": [c.as_dict() for c in candidates]}).data)

@@ -19,7 +19,7 @@ from allocation.models import CommPattern, Machine
 from allocation.pattern_fields import canonical
 from allocation.services import jobs
 from hxportal import services as accounts
-from hxportal.errors import ConflictError
+from hxportal.errors import ConflictError, fields_renamed
 from hxportal.roles import Role
 
 CLI_ACCOUNT = "hx-cli"
@@ -48,10 +48,11 @@ class Command(BaseCommand):
         if machine is None:
             raise CommandError(f"no machine named {options['machine']!r}")
         try:
-            if options["dry_run"]:
-                result = self._preview(machine, options)
-            else:
-                result = self._allocate(machine, options)
+            with fields_renamed({"node_count": "size"}):  # the flag is --size
+                if options["dry_run"]:
+                    result = self._preview(machine, options)
+                else:
+                    result = self._allocate(machine, options)
         except ValidationError as exc:
             raise CommandError("; ".join(f"{k}: {' '.join(v)}" for k, v in
                                          exc.message_dict.items())) from exc
