@@ -13,7 +13,7 @@ from functools import cache
 
 from django.urls import resolve, reverse
 
-from hxportal.roles import Role, role_at_least
+from hxportal.roles import UNDECLARED, Role, page_role, role_at_least
 
 
 @dataclass(frozen=True)
@@ -41,19 +41,14 @@ NAVIGATION: tuple[NavEntry, ...] = (
 )
 
 
-def page_role(view_class) -> str | None:
-    """The role a page view needs: its ``required_role``; None for a page open to all."""
-    return getattr(view_class, "required_role", None)
-
-
 @cache
 def _resolved() -> tuple[tuple[str, str, str], ...]:
     """(href, label, role) per entry; URLs and views do not change while running."""
     out = []
     for entry in NAVIGATION:
         href = reverse(entry.url_name)
-        role = entry.role or page_role(getattr(resolve(href).func, "view_class", None))
-        out.append((href, entry.label, role or Role.VIEWER))
+        role = entry.role or page_role(resolve(href).func)
+        out.append((href, entry.label, Role.VIEWER if role in (None, UNDECLARED) else role))
     return tuple(out)
 
 

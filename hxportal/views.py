@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpResponsePermanentRedirect, HttpResponseRedirect
@@ -167,6 +168,12 @@ class OwnedRowsMixin:
 
     def readable(self, queryset):
         return ownership.readable(queryset, self.request.user, self.owner_field)
+
+
+class LogoutView(auth_views.LogoutView):
+    """Django's sign-out, with its role stated: any signed-in user, no role."""
+
+    required_role = None
 
 
 @login_not_required
