@@ -55,6 +55,9 @@ NOT_PAGES = {
     "simulation/sweeps/<int:pk>/results.json": "JSON download",
     "jobs.csv": "CSV download of the job list",
     "machines/<str:name>/nodes.csv": "CSV download of a machine's node list",
+    "whatif/new/": "GET redirects to the study list; its study form POSTs",
+    "whatif/<int:pk>/results.csv": "CSV download of a study's results",
+    "whatif/<int:pk>/results.json": "JSON download of a study's results",
 }
 # Extra URLs of a route, on the busy site of ``seed_site`` or with a query that
 # fills in the page's results: route -> URL templates formatted with its ids.
