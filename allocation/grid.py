@@ -36,14 +36,14 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
-from django.db.models import Count
 from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from allocation.models import Allocation, AllocationRole, Machine, NodeState
-from allocation.services import queries
-from hxportal import hostlists, ownership
+from allocation.choices import AllocationRole, NodeState
+from allocation.services import occupancy
+from allocation.services.occupancy import Machine
+from hxportal import hostlists
 from hxportal.text import pluralize
 
 #: Above this many nodes in a plane, switch cells summarise their nodes.
@@ -285,37 +285,16 @@ def render_summary(shape: GridShape, switch: int, nodes: list[NodeInfo], href: s
 
 def _plane_nodes(machine: Machine, shape: GridShape, plane: int) -> list[NodeInfo]:
     start, end = shape.switch_range(plane)
-    rows = machine.nodes.filter(switch__gte=start, switch__lt=end).order_by("index") \
-        .values_list("id", "switch", "local", "hostname", "state", "state_reason")
-    out = []
-    for node_id, switch, local, hostname, state, reason in rows:
-        out.append(NodeInfo(hostname=hostname, switch=switch, local=local, state=state,
-                            reason=reason, id=node_id))
-    return out
+    return [NodeInfo(hostname=hostname, switch=switch, local=local, state=state,
+                     reason=reason, id=node_id)
+            for node_id, switch, local, hostname, state, reason
+            in occupancy.plane_nodes(machine, start, end)]
 
 
 def _active_allocations(machine: Machine, shape: GridShape, plane: int
                         ) -> dict[int, tuple[int, str]]:
     """node id -> (job id, role) of the active allocations in the plane."""
-    start, end = shape.switch_range(plane)
-    return {node_id: (job_id, role) for node_id, job_id, role in Allocation.objects.filter(
-        node__machine=machine, released_at__isnull=True, node__switch__gte=start,
-        node__switch__lt=end).values_list("node_id", "job_id", "role")}
-
-
-def state_counts(machine: Machine) -> dict[str, int]:
-    """Nodes per state over the whole machine, and how many drained/down ones a job holds."""
-    per_state = dict(machine.nodes.values_list("state").annotate(n=Count("id")).order_by())
-    held_bad = (Allocation.objects.filter(node__machine=machine, released_at__isnull=True)
-                .exclude(node__state=NodeState.UP).values("node_id").distinct().count())
-    return {**{s: per_state.get(s, 0) for s in STATES}, "held_not_up": held_bad}
-
-
-def _page_jobs(machine: Machine, reader) -> tuple[list, set[int]]:
-    active = list(queries.active_jobs(machine))
-    everything = reader is None or ownership.reads_everything(reader)
-    shown = {j.pk for j in active if everything or j.owner_id == reader.pk}
-    return active, shown
+    return occupancy.active_allocations(machine, *shape.switch_range(plane))
 
 
 def _rows(grid: SwitchGrid, nodes: list[NodeInfo], switch_href: Callable[[int], str]) -> None:
@@ -397,7 +376,7 @@ def machine_grid(machine: Machine, *, request=None, reader=None, plane: Any = No
     plane = shape.clamp_plane(plane)
     nodes = _plane_nodes(machine, shape, plane)
     allocations = _active_allocations(machine, shape, plane)
-    active, shown = _page_jobs(machine, reader)
+    active, shown = occupancy.jobs_on_machine(machine, reader)
     palette = job_palette(j.pk for j in active)
     names = {j.pk: j.name for j in active if j.pk in shown}
     job_urls = {pk: reverse("allocation:job_detail", args=[pk]) for pk in shown}
@@ -415,10 +394,9 @@ def machine_grid(machine: Machine, *, request=None, reader=None, plane: Any = No
         else:  # HX_PRIVATE_DATA: neither the job nor its roles
             node.fill, node.note, node.role = "held", "held by another user's job", ""
     grid = SwitchGrid(machine, shape, plane, _mode(machine, shape), testid=testid)
-    totals = state_counts(machine)
+    totals = occupancy.state_counts(machine)
     in_plane = Counter(node.job for node in nodes if node.job is not None)
-    held_total = dict(Allocation.objects.filter(job__machine=machine, released_at__isnull=True)
-                      .values_list("job_id").annotate(n=Count("id")).order_by())
+    held_total = occupancy.held_per_job(machine)
     grid.legend = {
         "states": _state_legend(nodes, totals),
         "fills": [
@@ -464,9 +442,7 @@ def job_grid(job, *, request=None, reader=None) -> SwitchGrid:
     """One job's nodes ringed in its colour with their roles; other jobs held, grey."""
     machine = job.machine
     shape = GridShape(tuple(machine.sides))
-    mine = list(job.allocations.filter(released_at__isnull=True).values_list(
-        "node__switch", flat=True)) or list(job.allocations.values_list("node__switch",
-                                                                         flat=True))
+    mine = occupancy.job_switches(job)
     default = min(mine) // shape.plane_size if mine else 0
     raw = request.GET.get("plane") if request is not None else None
     plane = shape.clamp_plane(raw if raw is not None else default)
@@ -474,9 +450,7 @@ def job_grid(job, *, request=None, reader=None) -> SwitchGrid:
     allocations = _active_allocations(machine, shape, plane)
     start, end = shape.switch_range(plane)
     # A finished job: its last allocation still tells where it ran (drawn unfilled).
-    past = {} if job.status in ("allocated", "running") else dict(
-        job.allocations.filter(node__switch__gte=start, node__switch__lt=end)
-        .values_list("node_id", "role"))
+    past = occupancy.past_roles(job, start, end)
     for node in nodes:
         held = allocations.get(node.id)
         if held is not None and held[0] == job.pk:

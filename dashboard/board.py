@@ -23,8 +23,9 @@ from django.utils.safestring import SafeString, mark_safe
 from allocation.models import Machine, Node, NodeState, SlurmLink
 from allocation.services import history
 from allocation.usage import RANGES, UsageSeries, range_bins, usage_series
+from dashboard import charts as board_charts
 from health.models import Estimate
-from hxportal import charts, hostlists
+from hxportal import hostlists
 from hxportal.text import pluralize
 
 #: The range a board opens on, and the names the picker offers (in order).
@@ -144,21 +145,6 @@ def _drains(ids: list[int]) -> dict[int, list[Drain]]:
     return out
 
 
-def _usage_chart(machine: Machine, series: UsageSeries, range_name: str, synthetic: int
-                 ) -> dict:
-    xs = series.centres
-    label = " (synthetic history)" if synthetic else ""
-    return charts.xy_chart(
-        f"usage-{machine.name}", f"{machine.name}: nodes busy and waiting, "
-                                 f"{RANGE_LABELS[range_name]}{label}",
-        charts.axis("time", "UTC", scale="time", bounds=(series.edges[0], series.edges[-1])),
-        charts.axis("busy or waiting", "nodes", zero=True),
-        [charts.line("busy", xs, series.busy_nodes),
-         charts.line("waiting", xs, series.waiting_nodes, colour=3)],
-        hlines=[(machine.node_count, f"{machine.node_count:,} nodes")],
-        filename=f"{machine.name}-usage-{range_name}")
-
-
 def _estimates(ids: list[int], since: datetime) -> dict[int, list[Estimate]]:
     out: dict[int, list[Estimate]] = defaultdict(list)
     for e in (Estimate.objects.filter(machine_id__in=ids, created_at__gte=since)
@@ -190,38 +176,6 @@ def _trend(items: list[Estimate]) -> str:
     parts = [_change("p_abn", old.p_abn, new.p_abn),
              _change("alpha_abn", old.alpha_abn, new.alpha_abn)]
     return ", ".join(p for p in parts if p) + " since the previous estimate"
-
-
-def _estimate_chart(machine: Machine, items: list[Estimate], range_name: str,
-                    bounds: tuple[float, float]) -> dict | None:
-    if not items:
-        return None
-    bench = items[-1].benchmark
-    xs = [e.created_at.timestamp() for e in items]
-    return charts.xy_chart(
-        f"trend-{machine.name}", f"{machine.name}: p_abn ({bench}), {RANGE_LABELS[range_name]}",
-        charts.axis("estimated at", "UTC", scale="time", bounds=bounds),
-        charts.axis("p_abn", "probability", zero=True),
-        [charts.band("95 % interval", xs, [e.p_abn_low for e in items],
-                     [e.p_abn_high for e in items]),
-         charts.line("p_abn", xs, [e.p_abn for e in items], points=True)],
-        filename=f"{machine.name}-p-abn-{range_name}")
-
-
-def _alpha_chart(machine: Machine, items: list[Estimate], range_name: str,
-                 bounds: tuple[float, float]) -> dict | None:
-    shown = [e for e in items if e.alpha_abn is not None]
-    if not shown:
-        return None
-    return charts.xy_chart(
-        f"alpha-{machine.name}", f"{machine.name}: alpha_abn ({shown[-1].benchmark}), "
-                                 f"{RANGE_LABELS[range_name]}",
-        charts.axis("estimated at", "UTC", scale="time", bounds=bounds),
-        # From 1 (no slowdown) up: a change in the third digit stays a small one.
-        charts.axis("alpha_abn", "×", bounds=(1.0, max(2.0, max(e.alpha_abn for e in shown)))),
-        [charts.line("alpha_abn", [e.created_at.timestamp() for e in shown],
-                     [e.alpha_abn for e in shown], colour=1, points=True)],
-        filename=f"{machine.name}-alpha-{range_name}")
 
 
 def age_text(seconds: int) -> str:
@@ -277,11 +231,14 @@ def boards(machines: list[Machine], range_name: str, now: datetime | None = None
                       more_drains=max(len(listed) - REASONS_SHOWN, 0), slurm=slurm.get(m.pk))
         board.thumbnail, board.thumb_note = thumbs[m.pk]
         if items:
-            board.usage_chart = _usage_chart(m, series, range_name, synthetic)
+            board.usage_chart = board_charts.usage_chart(
+                m, series, range_name, RANGE_LABELS[range_name], synthetic)
         mine = estimates.get(m.pk, [])
         same = [e for e in mine if e.benchmark == mine[-1].benchmark] if mine else []
-        board.estimate_chart = _estimate_chart(m, same, range_name, (edges[0], edges[-1]))
-        board.alpha_chart = _alpha_chart(m, same, range_name, (edges[0], edges[-1]))
+        board.estimate_chart = board_charts.estimate_chart(
+            m, same, range_name, RANGE_LABELS[range_name], (edges[0], edges[-1]))
+        board.alpha_chart = board_charts.alpha_chart(
+            m, same, range_name, RANGE_LABELS[range_name], (edges[0], edges[-1]))
         board.trend = _trend(same)
         out[m.pk] = board
     return out

@@ -21,3 +21,23 @@ def role_at_least(user, role: str) -> bool:
     if user.is_superuser:
         return True
     return ROLE_RANK.get(getattr(user, "role", None), 0) >= ROLE_RANK[Role(role)]
+
+
+#: What :func:`page_role` answers for a page that states no role and is not open.
+UNDECLARED = "undeclared"
+
+
+def page_role(view) -> str | None:
+    """The role a page needs, read from where it is declared: the view class's
+    ``required_role`` (``RoleRequiredMixin``; None: no role, as for signing out);
+    None for a page marked open to signed-out visitors (``login_not_required``);
+    :data:`UNDECLARED` otherwise.
+    ``view`` is the URL's callback or the view class."""
+    cls = getattr(view, "view_class", None) or getattr(view, "cls", None) or view
+    if hasattr(cls, "required_role"):
+        role = cls.required_role
+        return None if role is None else str(role)
+    dispatch = getattr(cls, "dispatch", None)
+    if False in (getattr(view, "login_required", True), getattr(dispatch, "login_required", True)):
+        return None
+    return UNDECLARED

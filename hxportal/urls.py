@@ -6,7 +6,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from hxportal.api.docs import SwaggerDocsView
-from hxportal.views import favicon
+from hxportal.views import LogoutView, favicon
 
 # Unhandled errors: JSON under /api/, 503 + Retry-After while the database is away.
 handler500 = "hxportal.server_errors.server_error"
@@ -22,7 +22,7 @@ api_v1 = [
 urlpatterns = [
     path("favicon.ico", favicon, name="favicon"),
     path("login/", auth_views.LoginView.as_view(), name="login"),  # throttled by axes
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("logout/", LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/v1/", include((api_v1, "api"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -7,13 +7,15 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpResponsePermanentRedirect, HttpResponseRedirect
 from django.http.response import HttpResponseBase
-from django.shortcuts import resolve_url
+from django.shortcuts import get_object_or_404, redirect, resolve_url
 from django.templatetags.static import static
 from django.utils.cache import patch_vary_headers
+from django.views import View
 from django.views.generic import FormView
 
 from hxportal import ownership
@@ -167,6 +169,48 @@ class OwnedRowsMixin:
 
     def readable(self, queryset):
         return ownership.readable(queryset, self.request.user, self.owner_field)
+
+
+class OwnedRowActionView(RoleRequiredMixin, View):
+    """POST on one owned row (admins: any) that calls one service: cancel or delete.
+
+    A subclass names the ``model``, the ``service`` (row -> result; a
+    ``ConflictError`` is shown on the row's page), the success message ``done``
+    (``{pk}`` and ``{result}`` filled in) and where success goes (``success_url``:
+    a URL name; None: the row's page). ``nothing``: the message, as an error, when
+    the service returns 0 (nothing to act on).
+    """
+
+    required_role = Role.OPERATOR
+    model: type | None = None
+    owner_field = "user"
+    service = None
+    done = ""
+    nothing: str | None = None
+    success_url: str | None = None
+
+    def post(self, request, pk: int):
+        row = get_object_or_404(ownership.writable(self.model.objects.all(), request.user,
+                                                   self.owner_field), pk=pk)
+        try:
+            result = type(self).service(row)
+        except ConflictError as exc:
+            messages.error(request, exc.message)
+            return redirect(row)
+        if self.nothing is not None and result == 0:
+            messages.error(request, self.nothing.format(pk=pk, result=result))
+            return redirect(row)
+        messages.success(request, self.message(pk, result))
+        return redirect(self.success_url or row)
+
+    def message(self, pk: int, result: Any) -> str:
+        return self.done.format(pk=pk, result=result)
+
+
+class LogoutView(auth_views.LogoutView):
+    """Django's sign-out, with its role stated: any signed-in user, no role."""
+
+    required_role = None
 
 
 @login_not_required

@@ -10,12 +10,13 @@ from django.views import View
 from django.views.generic import DetailView, ListView
 
 from allocation.grid import candidate_grid
-from hxportal import charts, hostlists, ownership
+from hxportal import hostlists, ownership
 from hxportal.errors import ConflictError
 from hxportal.roles import Role
 from hxportal.templatetags import hxformat
 from hxportal.views import OwnedRowsMixin, RoleRequiredMixin, ServiceFormView
 from recommendations import services as recommendations
+from recommendations.charts import recommendation_curve
 from recommendations.forms import RecommendationForm
 from recommendations.models import Recommendation, RecommendationStatus
 
@@ -94,7 +95,7 @@ class RecommendationDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
         progress = recommendations.prediction_progress(rec)
         context.update(progress=progress["done"], simulations=progress["simulations"])
         if rec.recommended:
-            context.update(self._partition(rec), curve=self._curve(rec),
+            context.update(self._partition(rec), curve=recommendation_curve(rec),
                            **self._summary(rec))
         return context
 
@@ -122,29 +123,6 @@ class RecommendationDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
             hostlists.expand(rec.recommended.get("spares_hostlist") or ""),
             request=self.request, testid="recommendation-grid", label="recommended",
             own_job=rec.job_id)}
-
-    @staticmethod
-    def _curve(rec: Recommendation) -> dict | None:
-        """E[C] against N_spare for the recommended policy, As-is and the optimum."""
-        curve = rec.recommended.get("curve") or []
-        if not curve:
-            return None
-        best = rec.recommended
-        xs = [p["n_spare"] for p in curve]
-        cost = [p["expected_cost"] for p in curve]
-        as_is = next((e.get("as_is_cost") for e in rec.ranking
-                      if e.get("policy") == best["policy"]), None)
-        return charts.xy_chart(
-            "recommendation-curve",
-            f"Expected node-time E[C] against N_spare ({best['policy']})",
-            charts.axis("N_spare", "nodes", zero=True),
-            charts.axis("E[C]", "node-s", scale=charts.scale_for(
-                [*cost, as_is] if as_is else cost)),
-            [charts.line("E[C]", xs, cost)],
-            hlines=[(as_is, f"As-is {hxformat.node_seconds(as_is)}")] if as_is else [],
-            marks=[(best["n_spare"], best["expected_cost"],
-                    f"optimum N_spare = {best['n_spare']}")],
-            filename=f"recommendation-{rec.pk}-curve")
 
 
 class RecommendationAcceptView(RoleRequiredMixin, View):

@@ -17,7 +17,13 @@ from hxportal import ownership
 from hxportal.errors import ConflictError
 from hxportal.roles import Role
 from hxportal.text import pluralize
-from hxportal.views import FilteredListMixin, OwnedRowsMixin, RoleRequiredMixin, ServiceFormView
+from hxportal.views import (
+    FilteredListMixin,
+    OwnedRowActionView,
+    OwnedRowsMixin,
+    RoleRequiredMixin,
+    ServiceFormView,
+)
 from simulation import charts, reproduction_report, services
 from simulation.filtersets import SimulationRunPageFilterSet, SweepFilterSet
 from simulation.forms import RunForm, StudyForm, SweepForm
@@ -303,74 +309,38 @@ class ReproductionStartView(RoleRequiredMixin, View):
 # Cancel and delete (the API's cancel and destroy, as pages)
 
 
-class _OwnedAction(RoleRequiredMixin, View):
-    """POST on one's own run or sweep (admins: any), like the API's OwnWritesMixin."""
-
-    required_role = Role.OPERATOR
-    model: type = SimulationRun
-
-    def row(self, request, pk: int):
-        return get_object_or_404(ownership.writable(self.model.objects.all(), request.user,
-                                                    "user"), pk=pk)
-
-
-class RunCancelView(_OwnedAction):
+class RunCancelView(OwnedRowActionView):
     http_method_names = ["post"]
-
-    def post(self, request, pk: int):
-        run = self.row(request, pk)
-        try:
-            services.cancel_run(run)
-        except ConflictError as exc:
-            messages.error(request, exc.message)
-        else:
-            messages.success(request, f"Simulation {run.pk} cancelled.")
-        return redirect(run)
+    model = SimulationRun
+    service = staticmethod(services.cancel_run)
+    done = "Simulation {pk} cancelled."
 
 
-class RunDeleteView(_OwnedAction):
+class RunDeleteView(OwnedRowActionView):
     """Delete a finished run; the run page asks for confirmation first (``?delete=1``)."""
 
     http_method_names = ["post"]
-
-    def post(self, request, pk: int):
-        run = self.row(request, pk)
-        try:
-            services.delete_run(run)
-        except ConflictError as exc:
-            messages.error(request, exc.message)
-            return redirect(run)
-        messages.success(request, f"Simulation {pk} deleted.")
-        return redirect("simulation:run_list")
+    model = SimulationRun
+    service = staticmethod(services.delete_run)
+    done = "Simulation {pk} deleted."
+    success_url = "simulation:run_list"
 
 
-class SweepCancelView(_OwnedAction):
+class SweepCancelView(OwnedRowActionView):
     http_method_names = ["post"]
     model = Sweep
+    service = staticmethod(services.cancel_sweep)
+    nothing = "Sweep {pk} has no unfinished runs to cancel."
 
-    def post(self, request, pk: int):
-        sweep = self.row(request, pk)
-        count = services.cancel_sweep(sweep)
-        if count:
-            messages.success(request, f"Sweep {sweep.pk}: "
-                                      f"{pluralize(count, 'unfinished run')} cancelled.")
-        else:
-            messages.error(request, f"Sweep {sweep.pk} has no unfinished runs to cancel.")
-        return redirect(sweep)
+    def message(self, pk: int, result: int) -> str:
+        return f"Sweep {pk}: {pluralize(result, 'unfinished run')} cancelled."
 
 
-class SweepDeleteView(_OwnedAction):
+class SweepDeleteView(OwnedRowActionView):
     """Delete a sweep and its runs; the sweep page asks for confirmation first."""
 
     http_method_names = ["post"]
     model = Sweep
-
-    def post(self, request, pk: int):
-        sweep = self.row(request, pk)
-        try:
-            services.delete_sweep(sweep)
-        except ConflictError as exc:
-            messages.error(request, exc.message)
-            return redirect(sweep)
-        messages.success(request, f"Sweep {pk} and its runs deleted.")
-        return redirect("simulation:sweep_list")
+    service = staticmethod(services.delete_sweep)
+    done = "Sweep {pk} and its runs deleted."
+    success_url = "simulation:sweep_list"

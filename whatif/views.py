@@ -10,9 +10,8 @@ from django.views import View
 from django.views.generic import DetailView
 
 from hxportal import ownership
-from hxportal.errors import ConflictError
 from hxportal.roles import Role
-from hxportal.views import OwnedRowsMixin, RoleRequiredMixin, ServiceFormView
+from hxportal.views import OwnedRowActionView, OwnedRowsMixin, RoleRequiredMixin, ServiceFormView
 from whatif import charts, services
 from whatif.forms import DemoForm, StudyForm
 from whatif.metrics_labels import ROWS
@@ -118,29 +117,17 @@ class WhatIfDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
         return context
 
 
-class WhatIfCancelView(RoleRequiredMixin, View):
-    required_role = Role.OPERATOR
-
-    def post(self, request, pk: int):
-        study = get_object_or_404(ownership.writable(WhatIfStudy.objects.all(), request.user,
-                                                     "user"), pk=pk)
-        messages.success(request, f"Cancelled {services.cancel_study(study)} runs.")
-        return redirect(study)
+class WhatIfCancelView(OwnedRowActionView):
+    model = WhatIfStudy
+    service = staticmethod(services.cancel_study)
+    done = "Cancelled {result} runs."
 
 
-class WhatIfDeleteView(RoleRequiredMixin, View):
-    required_role = Role.OPERATOR
-
-    def post(self, request, pk: int):
-        study = get_object_or_404(ownership.writable(WhatIfStudy.objects.all(), request.user,
-                                                     "user"), pk=pk)
-        try:
-            services.delete_study(study)
-        except ConflictError as exc:
-            messages.error(request, exc.message)
-            return redirect(study)
-        messages.success(request, f"Deleted what-if study {pk}.")
-        return redirect("whatif:study_list")
+class WhatIfDeleteView(OwnedRowActionView):
+    model = WhatIfStudy
+    service = staticmethod(services.delete_study)
+    done = "Deleted what-if study {pk}."
+    success_url = "whatif:study_list"
 
 
 class WhatIfCSVView(RoleRequiredMixin, View):

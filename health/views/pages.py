@@ -13,11 +13,15 @@ from django.views.generic import DetailView, TemplateView
 from allocation.grid import health_grid
 from allocation.models import Machine, Node
 from health import services as health
+from health.charts import (
+    estimate_charts,
+    latest_time_histogram,
+    node_history_chart,
+    spare_curves,
+)
 from health.constants import DEFAULT_WINDOW_DAYS
 from health.forms import DrainForm, EstimationForm, HealthFilterForm, SparesForm
 from health.models import Estimate, EstimationRun
-from health.views.charts import estimate_charts, latest_time_histogram, spare_curves
-from hxportal import charts
 from hxportal.templatetags import hxformat as fmt
 from hxportal.views import RoleRequiredMixin, add_form_errors
 
@@ -113,18 +117,8 @@ class NodeHealthPageView(RoleRequiredMixin, TemplateView):
         threshold = state.ratio_threshold
         for row in history:
             row["abnormal"] = threshold is not None and row["ratio"] > threshold
-        ordered = list(reversed(history))
-        xs = [r["measured_at"].timestamp() for r in ordered]
-        ratios = [r["ratio"] for r in ordered]
-        chart = charts.xy_chart(
-            "node-history",
-            f"{node.hostname}: {state.benchmark} time relative to its job's median",
-            charts.axis("measured at", "UTC", scale="time"),
-            charts.axis("time / job median", "×", scale=charts.scale_for(ratios)),
-            [charts.line("time / job median", xs, ratios, points=True,
-                         highlight=[r["abnormal"] for r in ordered])],
-            hlines=[(threshold, f"abnormal threshold {threshold:.3g}×")] if threshold else [],
-            filename=f"{node.hostname}-{state.benchmark}-history") if ordered else None
+        chart = node_history_chart(node.hostname, state.benchmark, list(reversed(history)),
+                                   threshold)
         context = super().get_context_data(**kwargs)
         context.update(machine=machine, node=node, state=state, history=history, chart=chart,
                        suspicion=state.by_node.get(node.hostname), window=window,

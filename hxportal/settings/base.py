@@ -88,6 +88,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "hxportal.context_processors.roles",
+                "hxportal.context_processors.navigation",
             ],
         },
     },

@@ -1,5 +1,6 @@
-"""What the health pages draw: latest times as a histogram, estimates over time and
-the spare calculator's curves (chart specifications for ``static/hxportal/charts.js``)."""
+"""What the health pages draw: latest times as a histogram, a node's history,
+estimates over time and the spare calculator's curves (chart specifications for
+``static/hxportal/charts.js``, built on :mod:`hxportal.charts`)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,25 @@ def latest_time_histogram(state: health.MachineHealth) -> dict | None:
         labels, [charts.bars("normal", normal, colour=2),
                  charts.bars("abnormal", abnormal, role="bad")],
         stacked=True, vlines=lines, filename=f"{state.machine.name}-{state.benchmark}-times")
+
+
+def node_history_chart(hostname: str, benchmark: str, ordered: list[dict],
+                       threshold: float | None) -> dict | None:
+    """A node's time relative to its job's median over time (oldest first), the
+    abnormal threshold drawn and the abnormal runs highlighted; None without runs."""
+    if not ordered:
+        return None
+    xs = [r["measured_at"].timestamp() for r in ordered]
+    ratios = [r["ratio"] for r in ordered]
+    return charts.xy_chart(
+        "node-history",
+        f"{hostname}: {benchmark} time relative to its job's median",
+        charts.axis("measured at", "UTC", scale="time"),
+        charts.axis("time / job median", "×", scale=charts.scale_for(ratios)),
+        [charts.line("time / job median", xs, ratios, points=True,
+                     highlight=[r["abnormal"] for r in ordered])],
+        hlines=[(threshold, f"abnormal threshold {threshold:.3g}×")] if threshold else [],
+        filename=f"{hostname}-{benchmark}-history")
 
 
 def estimate_charts(benchmark: str, items: list[Estimate]) -> dict:
