@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from health.spares import (
+from health.maths import (
     SpareParameters,
     classify,
     estimate,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import beta
 
-from health.spares import BenchmarkRun, classify, node_suspicion, synthetic_history
+from health.maths import BenchmarkRun, classify, node_suspicion, synthetic_history
 
 SEEDS = tuple(range(10))
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PURE = ["allocation.hyperx", "allocation.usage", "health.spares", "simulation.engine",
+PURE = ["allocation.hyperx", "allocation.usage", "health.maths", "simulation.engine",
         "whatif.replay"]
 
 

@@ -9,12 +9,13 @@ names in ``__all__``; the modules behind it are split by topic and may move:
 * :mod:`.spares` - the spare recommendation and selecting a job's fastest nodes;
 * :mod:`.suspects` - per-node health, node histories and drains.
 
-The maths lives in the pure core :mod:`health.spares`; node states and hostlists
+The maths lives in the pure core :mod:`health.maths`; node states and hostlists
 come from :mod:`allocation.services.machines`.
 """
 
 from __future__ import annotations
 
+from health.maths import median
 from health.services.estimation import (
     LATEST,
     estimate_history,
@@ -64,7 +65,6 @@ from health.services.suspects import (
     suspicion_level,
 )
 from health.services.window import run_key
-from health.spares import median
 
 __all__ = [
     "DRAIN_MIN_RUNS",

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from allocation.models import Machine
-from health import spares
+from health import maths
 from health.constants import DEFAULT_WINDOW_DAYS
 from health.models import BenchmarkResult, Estimate, EstimationRun
 from health.services.parsing import ParsedRow, check_benchmark
@@ -60,7 +60,7 @@ def estimate_work(run: EstimationRun, reporter: RunReporter) -> dict[str, Any]:
     estimates = []
     for i, (name, runs) in enumerate(sorted(by_benchmark.items())):
         try:
-            est = spares.estimate(runs, benchmark=name)
+            est = maths.estimate(runs, benchmark=name)
         except ValueError as exc:
             reporter.log(f"{name}: skipped ({exc})")
         else:
@@ -111,7 +111,7 @@ def estimate_history(rows: Iterable[ParsedRow], benchmark: str | None = None
     out = {}
     for name in names:
         try:
-            out[name] = spares.estimate(runs, benchmark=name).as_dict()
+            out[name] = maths.estimate(runs, benchmark=name).as_dict()
         except ValueError as exc:
             raise ValidationError({"benchmark": [f"{name}: {exc}"]}) from exc
     return out

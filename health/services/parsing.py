@@ -25,7 +25,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from allocation.models import Node
-from health import spares
+from health import maths
 from health.constants import BENCHMARK_NAME_RE
 
 MAX_ROWS = 200_000
@@ -355,7 +355,7 @@ def check_units(rows: Sequence[ParsedRow], errors: ErrorCollector | None = None)
     own = errors is None
     errors = ErrorCollector() if errors is None else errors
     for name, group in by_benchmark.items():
-        median = spares.median(r.seconds for r in group)
+        median = maths.median(r.seconds for r in group)
         low, high = median / MAX_SPREAD, median * MAX_SPREAD
         for row in group:
             if not low <= row.seconds <= high:

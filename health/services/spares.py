@@ -1,4 +1,4 @@
-"""Spare nodes: how many to add to a job (the cost model of :mod:`health.spares`, with
+"""Spare nodes: how many to add to a job (the cost model of :mod:`health.maths`, with
 parameters given or from the machine's latest estimate), and which of a job's nodes
 to keep once each has run the benchmark."""
 
@@ -12,7 +12,7 @@ from django.db import transaction
 
 from allocation.layout import MAX_NODES
 from allocation.models import Allocation, AllocationRole, Job, Machine, Node, NodeState
-from health import spares
+from health import maths
 from health.models import Estimate
 from health.services.estimation import LATEST, latest_estimate
 from health.services.parsing import ErrorCollector, check_node, check_seconds
@@ -78,13 +78,13 @@ def recommend(*, n_node: int, t_cmpt: float | None = None, t_comm: float | None 
     parameters, estimate = _model_parameters(given, machine, benchmark, estimate)
     chosen = None
     try:
-        params = spares.SpareParameters(**parameters)
+        params = maths.SpareParameters(**parameters)
         if per_node:
             rec, chosen = _recommend_for_free_nodes(
                 machine, estimate.benchmark if estimate else benchmark, params, n_node,
                 t_cmpt, t_comm, max_curve_points, release)
         else:
-            rec = spares.recommend_spares(n_node, params, t_cmpt=t_cmpt, t_comm=t_comm,
+            rec = maths.recommend_spares(n_node, params, t_cmpt=t_cmpt, t_comm=t_comm,
                                           max_curve_points=max_curve_points, release=release)
     except ValueError as exc:
         raise _core_error(exc) from exc
@@ -116,9 +116,9 @@ def _compute_and_communication_times(t_cmpt: float | None, t_comm: float | None,
     """``(t_cmpt, t_comm)`` as given, or from the wall time (then ``t_comm = 0``)."""
     try:
         if wall_time is not None:
-            fraction = (spares.DEFAULT_COMPUTE_FRACTION if compute_fraction is None
+            fraction = (maths.DEFAULT_COMPUTE_FRACTION if compute_fraction is None
                         else compute_fraction)
-            return spares.t_cmpt_from_wall(wall_time, fraction), 0.0
+            return maths.t_cmpt_from_wall(wall_time, fraction), 0.0
     except ValueError as exc:
         raise _core_error(exc) from exc
     return t_cmpt, 0.0 if t_comm is None else t_comm
@@ -151,16 +151,16 @@ def _model_parameters(given: dict[str, float | None], machine: Machine | None,
 
 
 def _recommend_for_free_nodes(machine: Machine, benchmark: str,
-                              params: spares.SpareParameters, n_node: int, t_cmpt: float,
+                              params: maths.SpareParameters, n_node: int, t_cmpt: float,
                               t_comm: float, max_curve_points: int, release: bool
-                              ) -> tuple[spares.SpareRecommendation, str]:
+                              ) -> tuple[maths.SpareRecommendation, str]:
     """The per-node recommendation over the machine's free nodes, and the hostlist of
     the nodes it chose."""
     names, node_p = _free_node_probabilities(machine, benchmark, params.p_abn)
     if len(names) < n_node:
         raise ValidationError({"n_node": [
             f"machine {machine.name} has only {len(names)} free nodes"]})
-    rec = spares.recommend_spares_for_nodes(
+    rec = maths.recommend_spares_for_nodes(
         node_p, n_node, params.alpha_abn, params.t_bench, t_cmpt=t_cmpt,
         t_comm=t_comm, max_curve_points=max_curve_points, release=release)
     return rec, hostlists.compress([names[i] for i in rec.chosen or ()])
@@ -180,7 +180,7 @@ def _free_node_probabilities(machine: Machine, benchmark: str, default_p: float
     return names, [posterior.get(name, default_p) for name in names]
 
 
-def _curve_description(rec: spares.SpareRecommendation, n_node: int) -> dict[str, Any]:
+def _curve_description(rec: maths.SpareRecommendation, n_node: int) -> dict[str, Any]:
     """How many points the cost curve has and whether it was downsampled."""
     points = len(rec.curve_n_spare)
     last = rec.curve_n_spare[-1] if rec.curve_n_spare else n_node
@@ -248,7 +248,7 @@ def select_fastest(*, n_node: int | None = None, times: dict[str, Any] | None = 
     _check_times(times)
     _check_nodes_to_keep(n_node, len(times))
     try:
-        sel = spares.select_fastest(times, n_node, abnormal_threshold, unavailable=unavailable)
+        sel = maths.select_fastest(times, n_node, abnormal_threshold, unavailable=unavailable)
     except ValueError as exc:
         raise ValidationError({"abnormal_threshold": [str(exc)]}) from exc
     dropped = [*sel.dropped, *untimed]

@@ -15,20 +15,20 @@ from django.utils import timezone
 
 from allocation.models import Job, Machine, Node, NodeState
 from allocation.services import machines as machine_services
-from health import spares
+from health import maths
 from health.constants import DEFAULT_WINDOW_DAYS
 from health.models import BenchmarkResult
 from health.services.window import check_window, run_key, window_runs
 from hxportal import ownership
 from hxportal.text import pluralize
 
-#: The drain rule of :func:`spares.node_suspicion` (docs/domain.md section 5.5): a node
+#: The drain rule of :func:`maths.node_suspicion` (docs/domain.md section 5.5): a node
 #: is a drain candidate when its suspicion *score*, the posterior probability that it is
 #: persistently abnormal (prior DRAIN_PRIOR), is at least DRAIN_PROBABILITY and it has
 #: at least DRAIN_MIN_RUNS runs.
-DRAIN_PROBABILITY = spares.DEFAULT_DRAIN_PROBABILITY
-DRAIN_MIN_RUNS = spares.DEFAULT_MIN_RUNS
-DRAIN_PRIOR = spares.DEFAULT_PRIOR_PERSISTENT
+DRAIN_PROBABILITY = maths.DEFAULT_DRAIN_PROBABILITY
+DRAIN_MIN_RUNS = maths.DEFAULT_MIN_RUNS
+DRAIN_PRIOR = maths.DEFAULT_PRIOR_PERSISTENT
 #: How many watch-list nodes the pages list (most suspect first).
 WATCH_SHOWN = 20
 
@@ -44,26 +44,26 @@ class MachineHealth:
     window_start: datetime
     runs: int
     ratio_threshold: float | None
-    suspicion: list[spares.NodeSuspicion]
+    suspicion: list[maths.NodeSuspicion]
     latest: dict[str, tuple[float, bool, float]]  # node -> (seconds, abnormal, ratio)
     rule: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def by_node(self) -> dict[str, spares.NodeSuspicion]:
+    def by_node(self) -> dict[str, maths.NodeSuspicion]:
         return {s.node: s for s in self.suspicion}
 
     @property
-    def candidates(self) -> list[spares.NodeSuspicion]:
+    def candidates(self) -> list[maths.NodeSuspicion]:
         return [s for s in self.suspicion if s.drain_candidate]
 
     @property
-    def watch(self) -> list[spares.NodeSuspicion]:
+    def watch(self) -> list[maths.NodeSuspicion]:
         """Nodes with abnormal runs that are not (yet) drain candidates, most suspect
         first; each says how many more abnormal runs would make it one."""
         return [s for s in self.suspicion if s.abnormal_runs and not s.drain_candidate]
 
 
-def suspicion_level(item: spares.NodeSuspicion | None) -> str:
+def suspicion_level(item: maths.NodeSuspicion | None) -> str:
     """A colour class: nodata, ok, watch (some abnormal runs) or suspect (drain candidate)."""
     if item is None:
         return "nodata"
@@ -104,8 +104,8 @@ def _classified(machine: Machine, benchmark: str, names: list[str], window: int,
     """Classify one machine's window of one benchmark (runs oldest first)."""
     if not runs:
         return MachineHealth(machine, benchmark, names, window, start, 0, None, [], {})
-    result = spares.classify(runs)
-    suspicion = spares.node_suspicion(runs, result.flags, result.ratios)
+    result = maths.classify(runs)
+    suspicion = maths.node_suspicion(runs, result.flags, result.ratios)
     if reader is not None and not ownership.reads_everything(reader):
         suspicion = _mask_evidence(suspicion, reader)
     latest: dict[str, tuple[float, bool, float]] = {}
@@ -154,8 +154,8 @@ def machines_health(machines: Iterable[Machine], window_days: int = DEFAULT_WIND
     return out
 
 
-def _mask_evidence(suspicion: list[spares.NodeSuspicion],
-                   reader: Any) -> list[spares.NodeSuspicion]:
+def _mask_evidence(suspicion: list[maths.NodeSuspicion],
+                   reader: Any) -> list[maths.NodeSuspicion]:
     """Evidence naming another user's job says "private"; health rounds belong to no one."""
     cited = {int(key) for item in suspicion for key in item.evidence if key.isdigit()}
     own = {str(pk) for pk in Job.objects.filter(owner=reader, pk__in=cited)
@@ -174,7 +174,7 @@ def node_history(node: Node, benchmark: str = "", limit: int = 200,
     if benchmark:
         query = query.filter(benchmark=benchmark)
     results = list(query.order_by("-measured_at", "-id")[:limit])
-    medians = {(job_id, round_id, name): spares.median(
+    medians = {(job_id, round_id, name): maths.median(
                    BenchmarkResult.objects.filter(job_id=job_id, health_round_id=round_id,
                                                   benchmark=name)
                    .values_list("seconds", flat=True))
@@ -198,16 +198,16 @@ def node_history(node: Node, benchmark: str = "", limit: int = 200,
     return out
 
 
-def drain_reason(item: spares.NodeSuspicion) -> str:
+def drain_reason(item: maths.NodeSuspicion) -> str:
     """The node-state reason a drain of a suspect records: its evidence in one line."""
     return (f"suspicion: {item.abnormal_runs}/{item.runs} runs abnormal "
             f"(score {item.score:.3g})")[:255]
 
 
-def needs_text(item: spares.NodeSuspicion) -> str:
+def needs_text(item: maths.NodeSuspicion) -> str:
     """What a watch-list node lacks to be a drain candidate, in words.
 
-    >>> from health.spares import NodeSuspicion
+    >>> from health.maths import NodeSuspicion
     >>> base = dict(node="n1", runs=2, abnormal_runs=2, abnormal_fraction=1.0,
     ...             mean_slowdown=1.3, p_posterior=0.1, p_interval=(0.0, 0.3), score=0.9,
     ...             drain_candidate=False, evidence=())
@@ -219,7 +219,7 @@ def needs_text(item: spares.NodeSuspicion) -> str:
     if item.drain_candidate:
         return "drain candidate"
     if item.runs_needed is None:
-        return f"not within {spares.DEFAULT_MAX_RUNS_NEEDED} more runs"
+        return f"not within {maths.DEFAULT_MAX_RUNS_NEEDED} more runs"
     return f"needs {pluralize(item.runs_needed, 'more abnormal run')}"
 
 

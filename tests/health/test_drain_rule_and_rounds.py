@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allocation.services import machines
+from health import maths
 from health import models as health_models
 from health import services as health
-from health import spares
 
 SLOW = [f"hx{i:03d}" for i in (7, 100, 201, 333, 400, 511)]
 
@@ -119,8 +119,8 @@ def test_a_round_names_nodes_of_its_machine_once(api, hx):
 
 def test_the_trial_figures_make_the_slow_nodes_candidates_after_three_rounds():
     p = 0.0117  # the trial's estimate
-    assert spares.persistence_posterior(3, 3, p) >= spares.DEFAULT_DRAIN_PROBABILITY
-    assert spares.runs_needed(np.array([2, 1, 0]), np.array([2, 1, 0]), p) == [1, 2, 3]
+    assert maths.persistence_posterior(3, 3, p) >= maths.DEFAULT_DRAIN_PROBABILITY
+    assert maths.runs_needed(np.array([2, 1, 0]), np.array([2, 1, 0]), p) == [1, 2, 3]
 
 
 @settings(max_examples=200, deadline=None)
@@ -128,16 +128,16 @@ def test_the_trial_figures_make_the_slow_nodes_candidates_after_three_rounds():
        p=st.floats(0.001, 0.5, allow_nan=False))
 def test_more_abnormal_runs_never_lower_the_score(n, k, p):
     k = min(k, n)
-    now = float(spares.persistence_posterior(k, n, p))
-    worse = float(spares.persistence_posterior(k + 1, n + 1, p))
-    better = float(spares.persistence_posterior(k, n + 1, p))
+    now = float(maths.persistence_posterior(k, n, p))
+    worse = float(maths.persistence_posterior(k + 1, n + 1, p))
+    better = float(maths.persistence_posterior(k, n + 1, p))
     assert 0.0 <= better <= now + 1e-12 and now <= worse + 1e-12
 
 
 @settings(max_examples=100, deadline=None)
 @given(n=st.integers(1, 100), p=st.floats(0.001, 0.3, allow_nan=False))
 def test_one_abnormal_run_is_never_enough(n, p):
-    runs = [spares.BenchmarkRun(f"r{r}", "bad", "b", 2.0 if r == 0 else 1.0)
+    runs = [maths.BenchmarkRun(f"r{r}", "bad", "b", 2.0 if r == 0 else 1.0)
             for r in range(n)]
-    ranked = spares.node_suspicion(runs, [r == 0 for r in range(n)], fleet_p=p)
+    ranked = maths.node_suspicion(runs, [r == 0 for r in range(n)], fleet_p=p)
     assert not ranked[0].drain_candidate

@@ -8,7 +8,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from health import spares
+from health import maths
 
 REQUIRED = {"n_spare", "expected_cost", "expected_time", "as_is_cost", "as_is_time",
             "saving_ratio", "curve"}
@@ -109,7 +109,7 @@ def write_history(tmp_path, runs, header="job,benchmark,node,seconds") -> str:
 
 
 def test_hx_estimate_recovers_parameters_without_a_database(tmp_path):
-    runs = spares.synthetic_history(60, 96, p_abn=0.026, alpha_abn=3.53, t_bench=0.0167,
+    runs = maths.synthetic_history(60, 96, p_abn=0.026, alpha_abn=3.53, t_bench=0.0167,
                                     noise=0.02, seed=11)
     path = write_history(tmp_path, runs)
     body = json.loads(run("hx_estimate", "--input", path, "--json"))
@@ -120,14 +120,14 @@ def test_hx_estimate_recovers_parameters_without_a_database(tmp_path):
     assert body["alpha_abn"] == pytest.approx(3.53, rel=0.03)
     low, high = body["p_abn_interval"]
     assert low <= 0.026 <= high and body["p_abn"] == pytest.approx(0.026, abs=0.006)
-    assert body["rule"]["name"] == spares.RULE_NAME
+    assert body["rule"]["name"] == maths.RULE_NAME
     text = run("hx_estimate", "--input", path)
     assert "t_bench" in text and "p_abn" in text and "95% interval" in text
 
 
 def test_hx_estimate_several_benchmarks(tmp_path):
-    a = spares.synthetic_history(20, 16, 0.05, 4.0, 0.017, 0.01, seed=1, benchmark="stream")
-    b = spares.synthetic_history(20, 16, 0.05, 4.0, 2.5, 0.01, seed=2, benchmark="dgemm")
+    a = maths.synthetic_history(20, 16, 0.05, 4.0, 0.017, 0.01, seed=1, benchmark="stream")
+    b = maths.synthetic_history(20, 16, 0.05, 4.0, 2.5, 0.01, seed=2, benchmark="dgemm")
     path = write_history(tmp_path, a + b)
     body = json.loads(run("hx_estimate", "--input", path, "--json"))
     assert set(body["benchmarks"]) == {"stream", "dgemm"}

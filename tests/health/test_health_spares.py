@@ -6,8 +6,8 @@ import pytest
 from django_celery_beat.models import PeriodicTask
 
 from allocation.models import Allocation, AllocationRole, Job
+from health import maths, tasks
 from health import services as health
-from health import spares, tasks
 from health.models import BenchmarkResult, Estimate, EstimationRun
 from hxportal.models import RunStatus
 
@@ -49,7 +49,7 @@ def test_released_spares_cost_their_benchmark_only(api, settings):
 def seed_history(machine, owner, *, n_jobs: int = 60, seed: int = 3, bad_nodes: int = 2,
                  benchmark: str = "stream") -> list[Job]:
     """A synthetic history on the 64-node machine: 16 nodes per job, two repeatedly bad."""
-    runs = spares.synthetic_history(n_jobs, 16, p_abn=0.02, alpha_abn=3.5, t_bench=0.0167,
+    runs = maths.synthetic_history(n_jobs, 16, p_abn=0.02, alpha_abn=3.5, t_bench=0.0167,
                                     noise=0.01, n_nodes_pool=64, seed=seed,
                                     benchmark=benchmark, bad_nodes=bad_nodes, bad_p_abn=0.7)
     by_job: dict[str, dict[str, float]] = {}
@@ -149,7 +149,7 @@ def test_estimation_run_stores_estimates_and_feeds_spares(api, machine, users,
     assert estimate.t_bench == pytest.approx(0.0167, rel=0.01)
     assert estimate.alpha_abn == pytest.approx(3.5, rel=0.05)
     assert estimate.p_abn_low < estimate.p_abn < estimate.p_abn_high
-    assert estimate.rule["name"] == spares.RULE_NAME
+    assert estimate.rule["name"] == maths.RULE_NAME
     # A redelivered message changes nothing.
     tasks.run_estimation.apply(args=[run_id])
     assert Estimate.objects.filter(run=run).count() == 1

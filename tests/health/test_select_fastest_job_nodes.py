@@ -12,8 +12,8 @@ import pytest
 
 from allocation.models import Allocation, AllocationRole, NodeState
 from allocation.services import jobs, machines
+from health import maths
 from health import services as health
-from health import spares
 from health.models import BenchmarkResult
 from hxportal import hostlists
 
@@ -198,7 +198,7 @@ def test_record_selection_refuses_nodes_the_job_does_not_hold(hx, two_jobs):
 
 def test_pure_selection_never_keeps_unavailable_nodes():
     times = {"a": 0.5, "b": 1.0, "c": 1.1, "d": 1.2}
-    sel = spares.select_fastest(times, 3, unavailable={"a"})
+    sel = maths.select_fastest(times, 3, unavailable={"a"})
     assert sel.keep == ["b", "c", "d"] and sel.dropped == ["a"] and sel.unavailable == ["a"]
-    short = spares.select_fastest(times, 4, unavailable={"a"})
+    short = maths.select_fastest(times, 4, unavailable={"a"})
     assert short.keep == ["b", "c", "d"] and short.short == 1

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from health.spares import SpareParameters, recommend_spares
+from health.maths import SpareParameters, recommend_spares
 
 from .patterns import DEFAULT_COMM_SHARE
 

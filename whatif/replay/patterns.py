@@ -25,7 +25,7 @@ __all__ = ["DEFAULT_COMM_SHARE", "DEFAULT_PATTERN", "assign_patterns", "check_ru
 DEFAULT_PATTERN = "uniform"
 #: Share of a job's run time spent communicating, unless set per pattern. The
 #: spare model takes half of a wall time as compute when nothing else is known
-#: (``health.spares.DEFAULT_COMPUTE_FRACTION``); the other half is this.
+#: (``health.maths.DEFAULT_COMPUTE_FRACTION``); the other half is this.
 DEFAULT_COMM_SHARE = 0.5
 _FIELDS = ("name", "comment")
 

@@ -2,10 +2,10 @@
 
 Each candidate node ``i`` is abnormal with its own probability ``p_i`` (for
 example a posterior estimate from the node's benchmark history, see
-:mod:`health.spares.suspicion`).  Candidates are taken in order of
+:mod:`health.maths.suspicion`).  Candidates are taken in order of
 increasing ``p_i``; with ``N_spare = s`` the job gets the ``N_node + s`` least
 suspicious candidates, and ``N_abn`` is Poisson-binomial over their ``p_i``.
-The cost model is otherwise that of :mod:`health.spares.cost`::
+The cost model is otherwise that of :mod:`health.maths.cost`::
 
     P[N_abn > 0]  = 1 - prod_i (1 - p_i)
     E[T_total]    = t_bench (1 + (alpha - 1) P[N_abn > 0])
@@ -152,7 +152,7 @@ def recommend_spares_for_nodes(
     n_node : int
         Nodes the application needs, ``>= 1``.
     alpha_abn, t_bench, t_cmpt, t_comm : float
-        As in :func:`health.spares.cost.recommend_spares`.
+        As in :func:`health.maths.cost.recommend_spares`.
     max_curve_points : int, optional
         Thin the returned curve (the optimum is unaffected).
     release : bool

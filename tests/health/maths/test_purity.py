@@ -1,4 +1,4 @@
-"""health.spares is a pure core: importable without Django, no I/O modules."""
+"""health.maths is a pure core: importable without Django, no I/O modules."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-import health.spares as spares
+import health.maths as spares
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_imports_without_django():
     code = (
-        "import sys, health.spares\n"
+        "import sys, health.maths\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
         "{'django', 'rest_framework', 'celery', 'requests', 'sqlite3'})\n"
         "assert not bad, bad\n"

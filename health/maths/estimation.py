@@ -35,7 +35,7 @@ For each benchmark kind separately:
 
 Defaults ``k = 5``, ``min_ratio = 1.2``, ``sigma_floor = 0.002``,
 ``min_job_nodes = 5``, ``refine = True``, chosen by simulation
-(:func:`health.spares.synthetic.accuracy_table`, 54 cases, p in {0.005, 0.026, 0.1}, alpha in
+(:func:`health.maths.synthetic.accuracy_table`, 54 cases, p in {0.005, 0.026, 0.1}, alpha in
 {1.5, 3.53, 10}, noise in {0.01, 0.05}, job sizes {16, 96, 512}, 20,000
 node-runs each, about 45,000 abnormal runs in total):
 
@@ -157,7 +157,7 @@ class Estimate:
     ``interval_method`` (``"clopper-pearson"``: exact, conservative, from
     ``scipy.stats.beta``; or ``"wilson"``).  The interval treats node-runs as
     independent trials; repeatedly bad nodes make it too narrow for the
-    fleet (see :mod:`health.spares.suspicion`).
+    fleet (see :mod:`health.maths.suspicion`).
     """
 
     benchmark: str
@@ -555,7 +555,7 @@ def estimate(
 
     Examples
     --------
-    >>> from health.spares.synthetic import synthetic_history
+    >>> from health.maths.synthetic import synthetic_history
     >>> runs = synthetic_history(50, 96, p_abn=0.026, alpha_abn=3.53, t_bench=0.0167,
     ...                          noise=0.02, seed=4)
     >>> est = estimate(runs)
@@ -601,7 +601,7 @@ def estimate_by_benchmark(
 
     Examples
     --------
-    >>> from health.spares.synthetic import synthetic_history
+    >>> from health.maths.synthetic import synthetic_history
     >>> a = synthetic_history(20, 16, 0.05, 4.0, 0.017, 0.02, seed=1, benchmark="stream")
     >>> b = synthetic_history(20, 16, 0.05, 4.0, 2.5, 0.02, seed=2, benchmark="dgemm")
     >>> {name: round(e.t_bench, 3) for name, e in estimate_by_benchmark(a + b).items()}

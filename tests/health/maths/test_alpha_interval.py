@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from health.spares import estimate, ratio_interval, synthetic_history
+from health.maths import estimate, ratio_interval, synthetic_history
 
 ALPHA = 3.53
 

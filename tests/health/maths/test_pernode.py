@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import poisson_binom
 
-from health.spares import (
+from health.maths import (
     SpareParameters,
     choose_candidates,
     poisson_binomial_tails,

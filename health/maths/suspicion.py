@@ -1,6 +1,6 @@
 """Per-node suspicion: which nodes are abnormal again and again, and the drain rule.
 
-From classified node-runs (:func:`health.spares.estimation.classify`), each node
+From classified node-runs (:func:`health.maths.estimation.classify`), each node
 with ``k`` abnormal runs out of ``n`` is weighed between two hypotheses
 (docs/domain.md section 5.5):
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from health.spares import Selection, select_fastest
+from health.maths import Selection, select_fastest
 
 
 def test_keeps_fastest_and_flags_slow_dropped():

@@ -90,7 +90,7 @@ def select_fastest(
     abnormal_threshold : float, optional
         A node looks abnormal when its time exceeds this multiple of the
         median time (``>= 1``).  Default: the robust rule of
-        :mod:`health.spares.estimation` applied to this one job (log
+        :mod:`health.maths.estimation` applied to this one job (log
         time minus the median, ``max(k * sigma, log(min_ratio))`` with
         ``sigma`` from the job's own MAD).
     unavailable : iterable of str

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from health.spares import (
+from health.maths import (
     DEFAULT_K,
     RULE_NAME,
     BenchmarkRun,

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from health.spares import (
+from health.maths import (
     BenchmarkRun,
     NodeSuspicion,
     classify,

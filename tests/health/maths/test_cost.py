@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from health.spares import (
+from health.maths import (
     DEFAULT_COMPUTE_FRACTION,
     CurvePoint,
     SpareParameters,

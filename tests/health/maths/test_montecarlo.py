@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from health.spares import SpareParameters, recommend_spares, simulate_cost
+from health.maths import SpareParameters, recommend_spares, simulate_cost
 
 CASES = [
     # n_node, n_spare, p, alpha, t_bench, t_cmpt, t_comm

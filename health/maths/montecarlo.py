@@ -103,7 +103,7 @@ def simulate_cost(
     params : SpareParameters
         ``p_abn``, ``alpha_abn``, ``t_bench``.
     t_cmpt, t_comm : float
-        Application times, as in :func:`health.spares.cost.recommend_spares`.
+        Application times, as in :func:`health.maths.cost.recommend_spares`.
     trials : int
         Number of simulated jobs (``>= 2``).  Work is ``O(trials * N_total)``.
     seed : int
