@@ -12,7 +12,8 @@ import ast
 import sys
 from pathlib import Path
 
-APPS = ("hxportal", "allocation", "health", "simulation", "recommendations", "dashboard")
+APPS = ("hxportal", "allocation", "health", "simulation", "recommendations", "whatif",
+        "dashboard", "metrics")
 KERNELS = ("simulation/engine/loop.py", "allocation/hyperx/_kernels.py")
 
 
