@@ -59,6 +59,7 @@ __all__ = [
     "convexity",
     "hull_links",
     "partition_properties",
+    "switch_average_distance",
     "switch_counts",
 ]
 
@@ -125,10 +126,11 @@ def average_distance(topology: HyperX, endpoints) -> float:
     0.875
     """
     sw, w = switch_counts(topology, _endpoints(topology, endpoints))
-    return _avg_distance(topology, sw, w)
+    return switch_average_distance(topology, sw, w)
 
 
-def _avg_distance(topology: HyperX, sw: np.ndarray, w: np.ndarray) -> float:
+def switch_average_distance(topology: HyperX, sw: np.ndarray, w: np.ndarray) -> float:
+    """D_P from the partition's switches and its endpoints on each (weights)."""
     coords = topology.switch_coords()[sw]
     total = float(w.sum())
     out = 0.0
@@ -238,7 +240,7 @@ def partition_properties(
     """
     ep = _endpoints(topology, endpoints)
     sw, w = switch_counts(topology, ep)
-    d_avg = _avg_distance(topology, sw, w)
+    d_avg = switch_average_distance(topology, sw, w)
     d_max = int(max_pair_distance(topology.switch_coords()[sw])) if sw.size > 1 else 0
     n_hull = _n_hull_links(topology, sw)
     size = int(ep.size)

@@ -19,7 +19,7 @@ from functools import lru_cache
 import numpy as np
 
 from allocation.hyperx import HyperX
-from allocation.hyperx.properties import hull_links
+from allocation.hyperx.properties import hull_links, switch_average_distance
 
 __all__ = ["LOCALITY_PENALTY", "analytic_factor", "has_switch_locality"]
 
@@ -63,23 +63,11 @@ def _inner_links(topology: HyperX, switches: np.ndarray) -> int:
     return total
 
 
-def _average_distance(topology: HyperX, switches: np.ndarray, weights: np.ndarray) -> float:
-    """D_P = sum over dimensions of (1 - sum_v f_{d,v}^2), f the share of the
-    partition's endpoints at coordinate v (docs/domain.md section 3)."""
-    coords = topology.switch_coords()[switches]
-    total = float(weights.sum())
-    out = 0.0
-    for d, side in enumerate(topology.sides):
-        f = np.bincount(coords[:, d], weights=weights, minlength=side) / total
-        out += 1.0 - float(np.dot(f, f))
-    return out
-
-
 def _pb_bound(topology: HyperX, endpoints: np.ndarray, switches: np.ndarray,
               weights: np.ndarray) -> float:
     """The bound, or any value >= 1 when the set's own links already give 1 (the
     factor only needs max(1, 1 / PB))."""
-    d_avg = _average_distance(topology, switches, weights)
+    d_avg = switch_average_distance(topology, switches, weights)
     if d_avg <= 1e-12:
         return math.inf
     size = np.asarray(endpoints).size
