@@ -222,9 +222,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Operation ids and tags are the path after /api/ (v1_jobs_list, tag v1), as they
+    # were before /metrics, a view outside /api/, moved the common prefix to "/".
+    "SCHEMA_PATH_PREFIX": r"/api/",
     # Several models have a "status" field with different choices: name each set.
     "ENUM_NAME_OVERRIDES": {
         "JobStatusEnum": "allocation.choices.JobStatus",
+        "SourceEnum": "allocation.choices.JobSource",
         "RunStatusEnum": "hxportal.models.RunStatus",
         "RecommendationStatusEnum": "recommendations.choices.RecommendationStatus",
         "SweepStatusEnum": "simulation.choices.SweepStatus",
