@@ -14,4 +14,15 @@ class RecommendationStatus(models.TextChoices):
 
 class RecommendationMethod(models.TextChoices):
     SIMULATION = "simulation", "Simulated on the live occupancy"
+    CALIBRATED = "calibrated", "Interpolated from this machine shape's calibration"
     ANALYTIC = "analytic", "Analytic score (partition bandwidth and locality)"
+
+
+class CalibrationStatus(models.TextChoices):
+    """A calibration's life: its runs are simulating, it answers (every run ended and
+    some succeeded), or it ended with none answering (failed or cancelled)."""
+
+    RUNNING = "running", "Running"
+    READY = "ready", "Ready"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"

@@ -33,3 +33,19 @@ SNAPSHOT_INPUTS = ("candidates", "held_endpoints", "down_endpoints", "estimate_i
 #: traffic for a job that does not say.
 KERNELS = {**{p: str(p) for p in CommPattern if p != CommPattern.UNKNOWN},
            CommPattern.UNKNOWN: str(CommPattern.UNIFORM)}
+#: Runs a calibration may have (the default grid of a 16x16x16, c = 16 machine has 1,440).
+MAX_CALIBRATION_RUNS = 20_000
+#: Values one axis of a calibration grid may list.
+MAX_CALIBRATION_AXIS = 64
+#: Share of the deadline the expected live simulation time may use (the rest is
+#: margin for queueing and the expected time's error).
+LIVE_DEADLINE_SHARE = 0.6
+#: Celery task names of calibrations.
+CALIBRATE_MACHINES_TASK = "hx.recommendations.calibrate_machines"
+REFRESH_CALIBRATIONS_TASK = "hx.recommendations.refresh_calibrations"
+#: Before a calibration gives measured run times: cycles of a study-volume kernel run
+#: (about 1.5 x the 16,384 phits a rank sends) ...
+EXPECTED_RUN_CYCLES = 24_576
+#: ... and endpoint-cycles the engine simulates per second on one process (the
+#: reference case, 64 + 256 busy endpoints, runs in about 0.9 s).
+ENDPOINT_CYCLES_PER_SECOND = 8.0e6

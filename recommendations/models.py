@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from hxportal.models import TrackedRun
-from recommendations.choices import RecommendationMethod, RecommendationStatus
+from recommendations.choices import CalibrationStatus, RecommendationMethod, RecommendationStatus
 from recommendations.constants import PREDICT_POLICY_TASK
 
 
@@ -42,6 +42,10 @@ class Recommendation(models.Model):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="sharers",
         help_text="The recommendation whose computation (ranking and simulations) this one "
                   "reuses: the same question on the same occupancy, asked as another row.")
+    calibration = models.ForeignKey(
+        "Calibration", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The calibration the ranking was interpolated from (method calibrated, "
+                  "or calibrated policies beside simulated ones).")
 
     class Meta:
         db_table = "allocation_recommendation"  # the table the model had in allocation
@@ -77,3 +81,40 @@ class PolicyPrediction(TrackedRun):
         """Only a recommendation still computing can use the prediction."""
         return Recommendation.objects.filter(pk=self.recommendation_id,
                                              status=RecommendationStatus.COMPUTING).exists()
+
+
+class Calibration(models.Model):
+    """Simulations of one machine shape, made beforehand, that rank the policies for any
+    job size and load by interpolation (``recommendations.calibration``). Its runs are
+    a sweep of simulation runs (origin calibration); ``table`` is rebuilt from the runs
+    that succeeded, so a calibration answers for what it has while it still runs."""
+
+    machine = models.ForeignKey("allocation.Machine", on_delete=models.CASCADE,
+                                related_name="calibrations")
+    sides = models.JSONField(help_text="The shape calibrated (a machine of the same shape "
+                                       "reads it too).")
+    concentration = models.PositiveIntegerField()
+    engine_version = models.CharField(max_length=16, db_index=True)
+    grid = models.JSONField(default=dict, help_text="Patterns, sizes, loads, policies, seeds.")
+    sweep = models.ForeignKey("simulation.Sweep", null=True, blank=True,
+                              on_delete=models.SET_NULL, related_name="+")
+    status = models.CharField(max_length=16, choices=CalibrationStatus.choices,
+                              default=CalibrationStatus.RUNNING, db_index=True)
+    table = models.JSONField(default=dict, blank=True)
+    run_count = models.PositiveIntegerField(default=0)
+    points_done = models.PositiveIntegerField(
+        default=0, help_text="Succeeded runs the table was built from.")
+    run_seconds = models.FloatField(default=0.0, help_text="Seconds its runs simulated.")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                             on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"calibration {self.pk} of {self.machine_id}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("recommendations:calibration_detail", args=[self.pk])

@@ -10,7 +10,12 @@ from celery import shared_task
 
 from hxportal.runs import RUN_TASK_REQUEST
 from recommendations import services
-from recommendations.constants import EXPIRE_RECOMMENDATIONS_TASK, PREDICT_POLICY_TASK
+from recommendations.constants import (
+    CALIBRATE_MACHINES_TASK,
+    EXPIRE_RECOMMENDATIONS_TASK,
+    PREDICT_POLICY_TASK,
+    REFRESH_CALIBRATIONS_TASK,
+)
 
 
 @shared_task(name=PREDICT_POLICY_TASK, Request=RUN_TASK_REQUEST,
@@ -25,3 +30,17 @@ def predict_policy(self, prediction_id: int) -> str | None:
 def expire_recommendations(self) -> int:
     """Beat: answer analytically every recommendation whose simulations are overdue."""
     return services.expire_overdue()
+
+
+@shared_task(name=CALIBRATE_MACHINES_TASK, bind=True, acks_late=True, soft_time_limit=300,
+             time_limit=360)
+def calibrate_machines(self) -> int:
+    """Beat: start a calibration for every machine shape without one on this engine."""
+    return len(services.start_missing_calibrations())
+
+
+@shared_task(name=REFRESH_CALIBRATIONS_TASK, bind=True, acks_late=True, soft_time_limit=300,
+             time_limit=360)
+def refresh_calibrations(self) -> int:
+    """Beat: rebuild running calibrations' tables from their finished runs."""
+    return services.refresh_running_calibrations()

@@ -163,6 +163,13 @@ HX_SPARES_RELEASED = env_bool("HX_SPARES_RELEASED", True)
 # A simulation whose estimated peak memory (simulation.engine.memory) is above this
 # many bytes is refused (400 naming the fields); the worker process adds ~250 MB.
 HX_SIM_MAX_BYTES = env_int("HX_SIM_MAX_BYTES", 1 << 30)
+# Calibrations (recommendations/services/calibration.py): beat starts one for each
+# machine shape that has none on the running engine, so recommendations on machines
+# too large to simulate live within the deadline are answered "calibrated".
+HX_CALIBRATE_AUTOMATICALLY = env_bool("HX_CALIBRATE_AUTOMATICALLY", True)
+# Worker processes a recommendation's live simulations can count on (the live path is
+# taken only when the expected simulation time over these fits the deadline).
+HX_PREDICTION_PROCESSES = env_int("HX_PREDICTION_PROCESSES", 2, minimum=1)
 # On: viewers and operators read only their own jobs, recommendations, runs and
 # sweeps (hxportal/ownership.py), like Slurm's PrivateData; off: everyone reads all.
 HX_PRIVATE_DATA = env_bool("HX_PRIVATE_DATA", False)
@@ -276,6 +283,8 @@ CELERY_TASK_ROUTES = {
     "hx.slurm.sync_due": {"queue": HX_MAINTENANCE_QUEUE},
     "hx.slurm.sync_machine": {"queue": HX_MAINTENANCE_QUEUE},
     "hx.metrics.refresh_health_snapshots": {"queue": HX_MAINTENANCE_QUEUE},
+    "hx.recommendations.calibrate_machines": {"queue": HX_MAINTENANCE_QUEUE},
+    "hx.recommendations.refresh_calibrations": {"queue": HX_MAINTENANCE_QUEUE},
 }
 # A running tracked run writes a heartbeat every quarter of the lease; a run
 # silent for a whole lease lost its worker (killed outright: nothing requeues

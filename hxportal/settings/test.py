@@ -20,3 +20,5 @@ WHITENOISE_AUTOREFRESH = True
 STATIC_ROOT = DATA_DIR / "static-root"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # live-server threads must not keep the test DB open
+# Calibrations start only where a test asks for one (a default grid is hundreds of runs).
+HX_CALIBRATE_AUTOMATICALLY = False

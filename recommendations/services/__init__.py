@@ -58,6 +58,16 @@ accept), :mod:`.ranking` (factors, spare model, refusal rules) and
 ``recommendations.constants``.
 """
 
+from recommendations.services.calibration import (
+    calibrated_answer,
+    calibration_progress,
+    cancel_calibration,
+    current_calibration,
+    refresh_calibration,
+    refresh_running_calibrations,
+    start_calibration,
+    start_missing_calibrations,
+)
 from recommendations.services.lifecycle import (
     accept,
     default_policy,
@@ -78,6 +88,10 @@ from recommendations.services.ranking import analytic_factors, sbatch_lines, sto
 __all__ = [
     "accept",
     "analytic_factors",
+    "calibrated_answer",
+    "calibration_progress",
+    "cancel_calibration",
+    "current_calibration",
     "default_policy",
     "expire_overdue",
     "finish_if_complete",
@@ -86,8 +100,12 @@ __all__ = [
     "prediction_config",
     "prediction_progress",
     "refresh",
+    "refresh_calibration",
+    "refresh_running_calibrations",
     "request_recommendation",
     "run_prediction",
     "sbatch_lines",
+    "start_calibration",
+    "start_missing_calibrations",
     "store_ranking",
 ]

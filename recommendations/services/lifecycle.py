@@ -10,6 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -29,7 +30,13 @@ from recommendations.models import (
     RecommendationMethod,
     RecommendationStatus,
 )
-from recommendations.services.predictions import answer_at_deadline, prediction_config
+from recommendations.services import calibration
+from recommendations.services.predictions import (
+    answer_at_deadline,
+    calibrated_factors,
+    expected_run_seconds,
+    prediction_config,
+)
 from recommendations.services.ranking import analytic_factors, share_outcome, store_ranking
 
 
@@ -167,9 +174,29 @@ def _create(user, machine: Machine, name: str, external_id: str, inputs: dict,
                                       machine.concentration) if c.endpoints else 0}
                                  for c in candidates]}
     factors = analytic_factors(rec.inputs["candidates"], rec.inputs["held_fraction"])
-    store_ranking(rec, factors, RecommendationMethod.ANALYTIC, final=not inputs["simulate"],
-                  estimate=estimate)
-    if inputs["simulate"]:
+    if not inputs["simulate"]:
+        store_ranking(rec, factors, RecommendationMethod.ANALYTIC, final=True,
+                      estimate=estimate)
+        return rec
+    calibrated = calibration.calibrated_answer(machine, inputs["pattern"],
+                                               inputs["node_count"], rec.inputs["held_fraction"])
+    live = _live_fits(machine, rec, len(feasible))
+    if calibrated is not None:
+        rec.calibration = calibrated.calibration
+        rec.inputs["calibrated_cycles"] = calibrated.cycles
+        rec.inputs["calibration_note"] = calibrated.note()
+        stand_in = calibrated_factors(factors, calibrated.cycles)
+        store_ranking(rec, stand_in, RecommendationMethod.CALIBRATED, final=not live,
+                      cycles={p: round(c) for p, c in calibrated.cycles.items()},
+                      note=_calibrated_note(calibrated, live, set(stand_in) - set(
+                          calibrated.cycles)), estimate=estimate)
+    elif not live:
+        store_ranking(rec, factors, RecommendationMethod.ANALYTIC, final=True,
+                      note=_calibrating_note(machine), estimate=estimate)
+    else:
+        store_ranking(rec, factors, RecommendationMethod.ANALYTIC, final=False,
+                      estimate=estimate)
+    if live:
         for candidate in feasible:
             prediction = PolicyPrediction.objects.create(
                 recommendation=rec, policy=candidate.policy, user=user,
@@ -177,6 +204,41 @@ def _create(user, machine: Machine, name: str, external_id: str, inputs: dict,
                 seed=0)
             enqueue(prediction)
     return rec
+
+
+def _live_fits(machine: Machine, rec: Recommendation, policies: int) -> bool:
+    """Whether every policy's live simulation is expected to end well within the
+    deadline on the worker processes predictions can count on: the calibration's own
+    run times say how long one run takes, else the engine's rate estimate does."""
+    seconds = calibration.live_run_seconds(machine, rec.pattern, rec.node_count,
+                                           rec.inputs["held_fraction"])
+    if seconds is None:
+        seconds = expected_run_seconds(rec)
+    runs = policies * len(constants.PREDICTION_SEEDS)
+    expected = seconds * runs / settings.HX_PREDICTION_PROCESSES
+    rec.inputs["expected_live_seconds"] = round(expected, 2)
+    return expected <= constants.DEADLINE_SECONDS * constants.LIVE_DEADLINE_SHARE
+
+
+def _calibrated_note(calibrated, live: bool, analytic: set[str]) -> str:
+    note = calibrated.note()
+    if analytic:
+        note += f"; analytic score for {', '.join(sorted(analytic))} (not calibrated)"
+    if live:
+        note += "; live simulations running"
+    return note[:255]
+
+
+def _calibrating_note(machine: Machine) -> str:
+    """Why an answer is analytic: the machine is too large to simulate within the
+    deadline and its calibration has no result for this yet (started now if none runs)."""
+    running, _ = calibration.start_calibration_if_missing(machine)
+    if running is None:
+        return ("too large to simulate within the deadline and not calibrated: ranked by "
+                "the analytic score")
+    progress = calibration.calibration_progress(running)
+    return (f"calibration {running.pk} of this machine shape is running ({progress['done']} "
+            f"of {progress['total']} runs): ranked by the analytic score until it answers")[:255]
 
 
 def refresh(rec: Recommendation) -> Recommendation:

@@ -9,6 +9,7 @@ import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
+from allocation.hyperx import BASELINE_POLICY
 from allocation.models import Machine
 from hxportal.models import TERMINAL_RUN_STATUSES, RunStatus
 from hxportal.runs import RunReporter, execute
@@ -25,16 +26,26 @@ from simulation.models import RunOrigin
 
 
 def prediction_config(machine: Machine, rec: Recommendation, policy: str) -> dict:
-    """Engine config for one policy's short simulation of the job's pattern."""
-    kernel = constants.KERNELS[rec.pattern]
-    ranks = max(simulation.usable_ranks(kernel, rec.node_count), 2)
+    """Engine config for one policy's simulation of the job's pattern."""
+    return prediction_settings(list(machine.sides), machine.concentration, rec.pattern,
+                               rec.node_count, policy,
+                               background=len(rec.inputs.get("held_endpoints", ())) >= 2)
+
+
+def prediction_settings(sides: list[int], concentration: int, pattern: str, node_count: int,
+                        policy: str, *, background: bool) -> dict:
+    """Engine config of a prediction: ``pattern``'s kernel on ``node_count`` nodes at the
+    study's volume, Omni-WAR with shared VCs, the held endpoints as background traffic
+    when there are some. A calibration point is the same configuration on a synthetic
+    occupancy, so calibrated and live answers measure the same thing."""
+    kernel = constants.KERNELS[pattern]
+    ranks = max(simulation.usable_ranks(kernel, node_count), 2)
     volume = simulation.study_message_packets(kernel, ranks) \
         // constants.PREDICTION_VOLUME_DIVISOR
-    config = {"sides": list(machine.sides), "concentration": machine.concentration,
-              "routing": "omniwar", "vcs": max(4, 2 * len(machine.sides)),
+    config = {"sides": list(sides), "concentration": concentration,
+              "routing": "omniwar", "vcs": max(4, 2 * len(sides)),
               "vc_sets": "shared", "policy": policy,
-              "scenario": "background" if len(rec.inputs.get("held_endpoints", ())) >= 2
-              else "single",
+              "scenario": "background" if background else "single",
               "pattern": kernel, "ranks": ranks, "seed": constants.PREDICTION_SEEDS[0],
               "max_cycles": 2_000_000, "message_packets": max(1, volume)}
     if not simulation.is_kernel(kernel):  # open loop: a bounded amount at full load
@@ -109,29 +120,74 @@ def answer_at_deadline(rec: Recommendation) -> None:
 def _finalize_with_predictions(rec: Recommendation, predictions: list,
                                at_deadline: bool = False) -> None:
     analytic = analytic_factors(rec.inputs["candidates"], rec.inputs.get("held_fraction", 0))
+    calibrated = rec.inputs.get("calibrated_cycles") or {}
     cycles = {p.policy: p.result["completion_cycles"] for p in predictions
               if p.status == RunStatus.SUCCEEDED and p.result and p.result.get("completed")}
     late = f"did not finish within {constants.DEADLINE_SECONDS} s"
     if not cycles:
+        if calibrated:
+            store_ranking(rec, calibrated_factors(analytic, calibrated),
+                          RecommendationMethod.CALIBRATED, final=True,
+                          cycles={p: round(c) for p, c in calibrated.items()},
+                          note=(f"live simulations {late}; " if at_deadline else
+                                "every live simulation failed; ")
+                          + rec.inputs.get("calibration_note", "calibrated"))
+            return
         store_ranking(rec, analytic, RecommendationMethod.ANALYTIC, final=True,
                        note=f"simulations {late}; ranked by the analytic score" if at_deadline
                        else "every simulation failed; ranked by the analytic score")
         return
-    # Both scores relative to one reference policy, so they rank together.
-    default = rec.inputs["default_policy"]
-    reference = default if default in cycles else min(cycles, key=cycles.get)
-    factors = {p: cycles[p] / cycles[reference] if p in cycles
-               else analytic[p] / analytic[reference] for p in analytic}
+    factors = mixed_factors(analytic, cycles, calibrated, default=rec.inputs["default_policy"])
     missing = sorted(set(analytic) - set(cycles))
+    stand_ins = _stand_ins(missing, calibrated)
     if missing and at_deadline:
-        note = (f"simulated: {', '.join(sorted(cycles))}; analytic score for "
-                f"{', '.join(missing)} (their simulations {late})")
+        note = f"simulated: {', '.join(sorted(cycles))}; {stand_ins} (their simulations {late})"
     elif missing:
-        note = f"no simulation result for {', '.join(missing)}: analytic score used there"
+        note = f"no simulation result for {', '.join(missing)}: {stand_ins} used there"
     else:
         note = ""
     store_ranking(rec, factors, RecommendationMethod.SIMULATION, final=True, cycles=cycles,
                    note=note[:255])
+
+
+def _stand_ins(missing: list[str], calibrated: dict[str, float]) -> str:
+    """Which score stands in for the policies without a live result, in words."""
+    parts = []
+    if stood_in := [p for p in missing if p in calibrated]:
+        parts.append(f"calibrated for {', '.join(stood_in)}")
+    if rest := [p for p in missing if p not in calibrated]:
+        parts.append(f"analytic score for {', '.join(rest)}")
+    return "; ".join(parts)
+
+
+def mixed_factors(analytic: dict[str, float], *measured: dict[str, float],
+                  default: str) -> dict[str, float]:
+    """Every policy's factor relative to one reference: from the first of ``measured``
+    (simulated, then calibrated cycles) that has both the policy and the reference,
+    else the analytic score's ratio. The reference is the site's default policy when
+    the first layer has it, else that layer's fastest."""
+    first = measured[0]
+    reference = default if default in first else min(first, key=first.get)
+    out = {}
+    for policy in analytic:
+        layer = next((m for m in measured if policy in m and reference in m), None)
+        out[policy] = (layer[policy] / layer[reference] if layer is not None
+                       else analytic[policy] / analytic[reference])
+    return out
+
+
+def calibrated_factors(analytic: dict[str, float], calibrated: dict[str, float]
+                       ) -> dict[str, float]:
+    """The calibration's factors, the analytic score's for policies it lacks."""
+    return mixed_factors(analytic, calibrated, default=BASELINE_POLICY)
+
+
+def expected_run_seconds(rec: Recommendation) -> float:
+    """One live prediction run's expected seconds before the shape has a calibration:
+    busy endpoints times the cycles a study-volume kernel runs, at the engine's rate
+    (``constants.ENDPOINT_CYCLES_PER_SECOND``)."""
+    busy = rec.node_count + len(rec.inputs.get("held_endpoints", ()))
+    return busy * constants.EXPECTED_RUN_CYCLES / constants.ENDPOINT_CYCLES_PER_SECOND
 
 
 def prediction_progress(rec: Recommendation) -> dict[str, int]:

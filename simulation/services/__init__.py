@@ -21,7 +21,8 @@
 The service API of the app, by topic: :mod:`.configs`, :mod:`.runs`,
 :mod:`.sweeps`; the web side's limits are in ``simulation.constants``."""
 
-from simulation.engine.config import study_message_packets
+from simulation.engine import ENGINE_VERSION
+from simulation.engine.config import POLICY_NAMES, study_message_packets
 from simulation.services.configs import (
     CHOICES,
     CONFIG_FIELDS,
@@ -41,6 +42,7 @@ from simulation.services.runs import (
     delete_run,
     execute_run,
     reusable_source,
+    signed_in_user,
     simulate_inline,
     simulate_work,
     start_run,
@@ -51,6 +53,7 @@ from simulation.services.sweeps import (
     RESULT_COLUMNS,
     SWEEP_ORDER,
     cancel_sweep,
+    create_point_sweep,
     create_sweep,
     delete_sweep,
     expand_sweep,
@@ -69,6 +72,8 @@ __all__ = [
     "CHOICES",
     "CONFIG_FIELDS",
     "DEFAULTS",
+    "ENGINE_VERSION",
+    "POLICY_NAMES",
     "RESULT_COLUMNS",
     "SWEEP_ORDER",
     "cancel_run",
@@ -76,6 +81,7 @@ __all__ = [
     "canonical_config",
     "check_config",
     "config_hash",
+    "create_point_sweep",
     "create_sweep",
     "delete_run",
     "delete_sweep",
@@ -87,6 +93,7 @@ __all__ = [
     "parse_config",
     "result_row",
     "reusable_source",
+    "signed_in_user",
     "simulate_inline",
     "simulate_work",
     "start_reproduction",

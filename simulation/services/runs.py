@@ -41,11 +41,38 @@ def new_run(cfg: SimConfig, *, user=None, sweep: Sweep | None = None, machine=No
     if point:
         parameters["point"] = point
     if partitions:
-        parameters["partitions"] = partitions
+        # As [start, stop) ranges: a calibration's held endpoints are a few long runs,
+        # tens of thousands of endpoints on a large machine.
+        parameters["partition_ranges"] = [ranges_of(p) for p in partitions]
     return SimulationRun(config=config, engine_version=ENGINE_VERSION,
                          config_hash=config_hash(config, partitions), seed=cfg.seed,
                          sweep=sweep, machine=machine, user=signed_in_user(user),
                          parameters=parameters)
+
+
+def ranges_of(endpoints) -> list[list[int]]:
+    """``[[start, stop], ...]`` of the endpoints in their order (consecutive ids merge).
+
+    >>> ranges_of([4, 5, 6, 9, 2, 3])
+    [[4, 7], [9, 10], [2, 4]]
+    """
+    out: list[list[int]] = []
+    for e in map(int, endpoints):
+        if out and out[-1][1] == e:
+            out[-1][1] = e + 1
+        else:
+            out.append([e, e + 1])
+    return out
+
+
+def stored_partitions(parameters: dict[str, Any]) -> list[np.ndarray] | None:
+    """A run's explicit partitions, from ranges (or the plain lists of older runs)."""
+    if ranges := parameters.get("partition_ranges"):
+        return [np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in part])
+                if part else np.zeros(0, dtype=np.int64) for part in ranges]
+    if plain := parameters.get("partitions"):
+        return [np.asarray(p, dtype=np.int64) for p in plain]
+    return None
 
 
 def start_run(config: Any, *, user=None, machine=None) -> SimulationRun:
@@ -124,8 +151,7 @@ def simulate_work(run: SimulationRun, reporter: RunReporter) -> dict[str, Any]:
         reporter.log(_reuse_line(result))
         return result
     cfg = SimConfig.from_dict(run.config)
-    stored = run.parameters.get("partitions")
-    partitions = [np.asarray(p, dtype=np.int64) for p in stored] if stored else None
+    partitions = stored_partitions(run.parameters)
     reporter.log(f"simulating {describe(run.config)} (attempt {run.attempts})")
     started = time.perf_counter()
     res = simulate(cfg, partitions, progress=reporter.progress)

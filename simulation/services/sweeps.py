@@ -109,16 +109,35 @@ def _check_name(name: Any) -> str:
     return name.strip()
 
 
+def create_point_sweep(*, name: str, base: dict, parameters: dict,
+                       points: list[tuple[dict[str, Any], SimConfig, list[list[int]] | None]],
+                       origin: str, preset: str, user=None, machine=None) -> Sweep:
+    """A sweep of explicit runs, each on its own partitions (a calibration's points:
+    each places the job by a policy on a synthetic occupancy). A point simulated
+    before, by any origin, is reused when its run executes (same configuration hash)."""
+    return _create_sweep(name=name, base=base, parameters=parameters,
+                         points=[(point, cfg) for point, cfg, _ in points], user=user,
+                         preset=preset, partitions=[parts for _, _, parts in points],
+                         origin=origin, machine=machine)
+
+
 def _create_sweep(*, name: str, base: dict, parameters: dict,
                   points: list[tuple[dict[str, Any], SimConfig]], user=None,
-                  preset: str = "") -> Sweep:
+                  preset: str = "", partitions: list[list[list[int]] | None] | None = None,
+                  origin: str = "", machine=None) -> Sweep:
 
     name = _check_name(name)
     with transaction.atomic():
         sweep = Sweep.objects.create(name=name, base=base, parameters=parameters,
                                      preset=preset, run_count=len(points),
                                      user=signed_in_user(user))
-        rows = [new_run(cfg, user=user, sweep=sweep, point=point) for point, cfg in points]
+        parts = partitions or [None] * len(points)
+        rows = [new_run(cfg, user=user, sweep=sweep, point=point, partitions=p,
+                        machine=machine)
+                for (point, cfg), p in zip(points, parts, strict=True)]
+        if origin:
+            for row in rows:
+                row.origin = origin
         created = SimulationRun.objects.bulk_create(rows, batch_size=CREATE_BATCH)
         if any(run.pk is None for run in created):  # a backend without RETURNING
             created = list(sweep.runs.order_by("id"))

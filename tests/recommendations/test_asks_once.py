@@ -16,6 +16,7 @@ from recommendations.models import PolicyPrediction, Recommendation
 from simulation import services as simulation
 from simulation.models import RunOrigin, SimulationRun
 from simulation.services import runs as simulation_runs
+from simulation.services.runs import stored_partitions
 
 pytestmark = pytest.mark.django_db
 
@@ -85,7 +86,7 @@ def test_a_recommendations_simulated_partition_is_the_one_accepted(users, small)
     assert rec.status == "ready" and rec.method == "simulation", rec.note
     policy = rec.recommended["policy"]
     simulated = SimulationRun.objects.get(origin=RunOrigin.PREDICTION, config__policy=policy)
-    partition = simulated.parameters["partitions"][0]
+    partition = stored_partitions(simulated.parameters)[0].tolist()
     candidate = next(c for c in rec.inputs["candidates"] if c["policy"] == policy)
     assert partition == candidate["endpoints"][: len(partition)]
     # Other jobs start meanwhile, elsewhere: the accept still gets exactly what was ranked.

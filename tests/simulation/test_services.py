@@ -11,6 +11,7 @@ from hxportal.models import RunStatus
 from simulation import constants, presets, services, tasks
 from simulation.models import SimulationRun, Sweep
 from simulation.services import runs as simulation_runs
+from simulation.services.runs import stored_partitions
 from tests.simulation.conftest import run_pending
 
 pytestmark = pytest.mark.django_db
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.django_db
     ({"rate": 0}, "rate", "(0, 1]"),
     ({"sides": "eight"}, "sides", "not a sequence"),
     ({"max_cycles": constants.MAX_CYCLES + 1}, "max_cycles", "on the portal"),
-    ({"sides": [32, 32], "concentration": 32, "ranks": 64}, "sides", "on the portal"),
+    ({"sides": [64, 64], "concentration": 32, "ranks": 64}, "sides", "at most 65536"),
     ({"policy": "best"}, "policy", "unknown policy"),
 ])
 def test_bad_configs_name_the_field(config, field, text):
@@ -140,7 +141,7 @@ def test_cancel_and_delete(tiny):
 def test_machine_gives_the_partitions(machine, tiny):
     run = services.start_run({**tiny, "scenario": "escalation", "replicas": 2,
                               "sides": [9, 9]}, machine=machine)
-    parts = run.parameters["partitions"]
+    parts = [p.tolist() for p in stored_partitions(run.parameters)]
     assert run.config["sides"] == [4, 4] and len(parts) == 2
     assert all(len(p) == 16 for p in parts) and not set(parts[0]) & set(parts[1])
     services.execute_run(run.pk)

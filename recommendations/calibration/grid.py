@@ -1,0 +1,156 @@
+"""What a calibration simulates: a grid of (pattern, job size, machine load,
+policy, seed) points, each on a synthetic occupancy of the machine shape.
+
+The occupancy at load ``u`` is other jobs holding ``round(u * nodes)`` endpoints,
+placed one after another contiguously (``row``, the way Slurm's linear placement
+fills a machine) with sizes drawn from powers of two between the concentration
+and an eighth of the machine: the background a live prediction sees on a busy
+machine (its held endpoints send permutation traffic). The job is then placed by
+each policy on what is left, exactly as a live recommendation proposes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from allocation.hyperx import ONLINE_POLICIES, AllocationError, HyperX, MachineShape, allocate
+
+__all__ = ["CalibrationGrid", "CalibrationPoint", "default_grid", "grid_points",
+           "point_partitions", "synthetic_occupancy"]
+
+#: Patterns in the order they are calibrated (a partial calibration answers the
+#: first ones first): the all-to-all, the most common and costly, leads.
+PATTERNS = ("all2all", "uniform", "allreduce", "stencil4", "stencil8", "random_involution")
+#: Machine loads (fraction of endpoints other jobs hold) of the study's scenarios.
+LOADS = (0.0, 0.5, 0.75)
+#: Seeds per point: the placement of random policies and the engine's draws.
+SEEDS = (0, 1)
+#: Job sizes grow by this factor between grid points (interpolated in log size).
+SIZE_FACTOR = 4
+#: Smallest job size calibrated (smaller jobs read this size's row).
+MIN_SIZE = 16
+#: Largest job a kernel runs (the all-to-all's rank limit).
+MAX_SIZE = 4096
+
+
+@dataclass(frozen=True)
+class CalibrationGrid:
+    """The axes of one calibration (each a sorted tuple)."""
+
+    patterns: tuple[str, ...] = PATTERNS
+    sizes: tuple[int, ...] = ()
+    loads: tuple[float, ...] = LOADS
+    policies: tuple[str, ...] = ONLINE_POLICIES
+    seeds: tuple[int, ...] = SEEDS
+
+    def as_dict(self) -> dict:
+        return {"patterns": list(self.patterns), "sizes": list(self.sizes),
+                "loads": list(self.loads), "policies": list(self.policies),
+                "seeds": list(self.seeds)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> CalibrationGrid:
+        return cls(patterns=tuple(data["patterns"]), sizes=tuple(int(s) for s in data["sizes"]),
+                   loads=tuple(float(u) for u in data["loads"]),
+                   policies=tuple(data["policies"]), seeds=tuple(int(s) for s in data["seeds"]))
+
+
+@dataclass(frozen=True)
+class CalibrationPoint:
+    """One simulation of a calibration."""
+
+    pattern: str
+    node_count: int
+    load: float
+    policy: str
+    seed: int
+
+    def as_dict(self) -> dict:
+        return {"pattern": self.pattern, "node_count": self.node_count, "load": self.load,
+                "policy": self.policy, "seed": self.seed}
+
+
+def default_sizes(shape: MachineShape) -> tuple[int, ...]:
+    """Powers of :data:`SIZE_FACTOR` from :data:`MIN_SIZE` up to half the machine (and
+    half the machine itself when it falls between), never above :data:`MAX_SIZE`.
+
+    >>> default_sizes(MachineShape((8, 8), 8)), default_sizes(MachineShape((16, 16), 16))
+    ((16, 64, 256), (16, 64, 256, 1024, 2048))
+    """
+    top = min(shape.node_count // 2, MAX_SIZE)
+    sizes, n = [], MIN_SIZE
+    while n <= top:
+        sizes.append(n)
+        n *= SIZE_FACTOR
+    if sizes and sizes[-1] < top:
+        sizes.append(top)
+    return tuple(sizes) or (max(2, top),)
+
+
+def default_grid(shape: MachineShape, **axes) -> CalibrationGrid:
+    """The grid for ``shape``; any axis can be given instead of its default."""
+    return CalibrationGrid(**{"sizes": default_sizes(shape), **axes})
+
+
+def grid_points(grid: CalibrationGrid, shape: MachineShape) -> list[CalibrationPoint]:
+    """Every point that fits the machine (a job larger than the free part at a load is
+    left out), pattern by pattern in calibration order, cheap loads and sizes first."""
+    points = []
+    for pattern in grid.patterns:
+        for load in grid.loads:
+            free = shape.node_count - held_count(shape, load)
+            for size in grid.sizes:
+                if size > free:
+                    continue
+                points += [CalibrationPoint(pattern, size, load, policy, seed)
+                           for seed in grid.seeds for policy in grid.policies]
+    return points
+
+
+def held_count(shape: MachineShape, load: float) -> int:
+    return round(load * shape.node_count)
+
+
+def synthetic_occupancy(shape: MachineShape, load: float) -> np.ndarray:
+    """Endpoints other jobs hold at ``load`` (a sorted int64 array; see the module
+    docstring). Deterministic: every calibration of the shape sees the same machine.
+
+    >>> synthetic_occupancy(MachineShape((4, 4), 4), 0.5).size
+    32
+    """
+    want = held_count(shape, load)
+    topology = HyperX(shape.sides, shape.concentration)
+    free = np.ones(shape.node_count, dtype=bool)
+    rng = np.random.default_rng(20261201)
+    low = max(1, shape.concentration).bit_length() - 1
+    high = max(low, (shape.node_count // 8).bit_length() - 1)
+    held = 0
+    while held < want:
+        size = min(1 << int(rng.integers(low, high + 1)), want - held)
+        taken = allocate(topology, free, "row", size)
+        free[taken] = False
+        held += size
+    return np.nonzero(~free)[0].astype(np.int64)
+
+
+def point_partitions(shape: MachineShape, point: CalibrationPoint, ranks: int,
+                     held: np.ndarray | None = None) -> list[np.ndarray] | None:
+    """[the job's first ``ranks`` endpoints as ``point.policy`` places them, the held
+    endpoints] (the held ones only when there are some), or None when the policy
+    cannot place the job there. ``held``: the occupancy, when the caller has it."""
+    held = synthetic_occupancy(shape, point.load) if held is None else held
+    topology = HyperX(shape.sides, shape.concentration)
+    free = np.ones(shape.node_count, dtype=bool)
+    free[held] = False
+    busy = ~free
+    try:
+        job = allocate(topology, free, point.policy, point.node_count, seed=point.seed,
+                       busy=busy)
+    except AllocationError:
+        return None
+    parts = [np.asarray(job[:ranks], dtype=np.int64)]
+    if held.size >= 2:
+        parts.append(held)
+    return parts

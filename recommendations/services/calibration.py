@@ -1,0 +1,326 @@
+"""Calibrations: start one per machine shape and engine version, keep its table up to
+date from the runs that finished, and answer a recommendation from it.
+
+A calibration is a sweep of simulation runs (origin ``calibration``), one per point
+of :func:`recommendations.calibration.default_grid`, each the same configuration as
+a live prediction (:func:`~recommendations.services.predictions.prediction_settings`)
+on the grid's synthetic occupancy. Its runs go through the ordinary run machinery
+(leases, recovery of a killed worker, reuse of an identical stored result), so a
+calibration survives worker restarts and never simulates a point twice.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from allocation.hyperx.patterns import canonical_pattern
+from allocation.models import CommPattern, Machine
+from hxportal.models import TERMINAL_RUN_STATUSES, RunStatus
+from recommendations import constants
+from recommendations.calibration import (
+    CalibrationGrid,
+    CalibrationTable,
+    Coverage,
+    build_table,
+    default_grid,
+    grid_points,
+    point_partitions,
+    synthetic_occupancy,
+)
+from recommendations.calibration.table import PointResult
+from recommendations.choices import CalibrationStatus
+from recommendations.models import Calibration
+from recommendations.services.predictions import prediction_settings
+from simulation import services as simulation
+from simulation.models import RunOrigin, SimulationRun
+
+__all__ = [
+    "CalibratedAnswer",
+    "calibrated_answer",
+    "calibration_progress",
+    "cancel_calibration",
+    "current_calibration",
+    "live_run_seconds",
+    "refresh_calibration",
+    "refresh_running_calibrations",
+    "start_calibration",
+    "start_calibration_if_missing",
+    "start_missing_calibrations",
+]
+
+CALIBRATED_PATTERNS = tuple(p for p in CommPattern.values if p != CommPattern.UNKNOWN)
+
+
+def _same_shape(machine: Machine) -> Q:
+    return Q(sides=list(machine.sides), concentration=machine.concentration,
+             engine_version=simulation.ENGINE_VERSION)
+
+
+def _is_int(value: Any, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _axis_rules(machine: Machine) -> dict[str, tuple[Any, str]]:
+    """axis -> (test of one value, the message when a value fails it)."""
+    nodes = machine.node_count
+    return {
+        "patterns": (lambda p: isinstance(p, str) and p in CALIBRATED_PATTERNS,
+                     f"each must be one of {', '.join(CALIBRATED_PATTERNS)}"),
+        "sizes": (lambda n: _is_int(n, 2, nodes), f"each must be an integer in 2..{nodes}"),
+        "loads": (lambda u: isinstance(u, int | float) and not isinstance(u, bool)
+                  and 0 <= u <= 0.9, "each must be a number in [0, 0.9]"),
+        "policies": (lambda p: isinstance(p, str) and p in simulation.POLICY_NAMES,
+                     f"each must be one of {', '.join(simulation.POLICY_NAMES)}"),
+        "seeds": (lambda s: _is_int(s, 0, 2**31 - 1), "each must be an integer in 0..2^31-1"),
+    }
+
+
+def _check_grid(machine: Machine, axes: dict[str, Any] | None) -> CalibrationGrid:
+    """The default grid of the machine with the axes given instead (each checked)."""
+    rules = _axis_rules(machine)
+    checked: dict[str, tuple] = {}
+    for key, values in dict(axes or {}).items():
+        if key not in rules:
+            raise ValidationError({key: [f"not a calibration axis ({', '.join(rules)})"]})
+        if not isinstance(values, list | tuple) or not values \
+                or len(values) > constants.MAX_CALIBRATION_AXIS:
+            raise ValidationError({key: [f"must be a list of 1-{constants.MAX_CALIBRATION_AXIS}"
+                                         " values"]})
+        if key == "patterns":
+            values = [canonical_pattern(p) if isinstance(p, str) else p for p in values]
+        test, message = rules[key]
+        if not all(test(v) for v in values):
+            raise ValidationError({key: [message]})
+        checked[key] = tuple(sorted(set(values))) if key in ("sizes", "loads", "seeds") \
+            else tuple(dict.fromkeys(values))
+    return default_grid(machine.geometry, **checked)
+
+
+def start_calibration(machine: Machine, *, user=None,
+                      axes: dict[str, Any] | None = None) -> tuple[Calibration, bool]:
+    """(calibration, created): a new calibration of the machine's shape on this engine,
+    or the one already running for it (one at a time per shape: a second asker gets the
+    first's, whatever grid it asked for)."""
+    grid = _check_grid(machine, axes)
+    shape = machine.geometry
+    points = grid_points(grid, shape)
+    if not points:
+        raise ValidationError({"sizes": ["no job size of the grid fits the machine"]})
+    if len(points) > constants.MAX_CALIBRATION_RUNS:
+        raise ValidationError({"sizes": [f"{len(points)} runs, more than "
+                                         f"{constants.MAX_CALIBRATION_RUNS}"]})
+    with transaction.atomic():
+        Machine.objects.select_for_update().get(pk=machine.pk)
+        running = Calibration.objects.filter(_same_shape(machine),
+                                             status=CalibrationStatus.RUNNING).first()
+        if running is not None:
+            return running, False
+        runs = _point_runs(machine, grid, points)
+        sweep = simulation.create_point_sweep(
+            name=f"Calibration of {machine.name} ({shape.label})",
+            base={"sides": list(shape.sides), "concentration": shape.concentration},
+            parameters={"preset": "calibration", **grid.as_dict()}, points=runs,
+            origin=RunOrigin.CALIBRATION, preset="calibration", user=user, machine=machine)
+        calibration = Calibration.objects.create(
+            machine=machine, sides=list(shape.sides), concentration=shape.concentration,
+            engine_version=simulation.ENGINE_VERSION, grid=grid.as_dict(), sweep=sweep,
+            run_count=len(runs), user=simulation.signed_in_user(user))
+    return calibration, True
+
+
+def _point_runs(machine: Machine, grid: CalibrationGrid, points) -> list[tuple]:
+    """(point, engine config, partitions) of every point a policy can place."""
+    shape = machine.geometry
+    held = {load: synthetic_occupancy(shape, load) for load in grid.loads}
+    runs = []
+    for point in points:
+        settings_ = prediction_settings(list(shape.sides), shape.concentration, point.pattern,
+                                        point.node_count, point.policy,
+                                        background=held[point.load].size >= 2)
+        settings_["seed"] = point.seed
+        cfg = simulation.validate_config(settings_)
+        parts = point_partitions(shape, point, cfg.ranks, held[point.load])
+        if parts is None:
+            continue
+        runs.append((point.as_dict(), cfg, [p.tolist() for p in parts]))
+    return runs
+
+
+def refresh_calibration(calibration: Calibration) -> Calibration:
+    """Rebuild the table when more runs succeeded since it was built; when every run
+    has ended, the calibration is ready (some succeeded) or failed."""
+    if calibration.status != CalibrationStatus.RUNNING or calibration.sweep_id is None:
+        return calibration
+    runs = SimulationRun.objects.filter(sweep_id=calibration.sweep_id)
+    succeeded = runs.filter(status=RunStatus.SUCCEEDED).count()
+    ended = runs.filter(status__in=TERMINAL_RUN_STATUSES).count()
+    if succeeded == calibration.points_done and ended < calibration.run_count:
+        return calibration
+    with transaction.atomic():
+        calibration = Calibration.objects.select_for_update().get(pk=calibration.pk)
+        if calibration.status != CalibrationStatus.RUNNING:
+            return calibration
+        results = list(_point_results(calibration))
+        calibration.table = build_table(results).as_dict()
+        calibration.points_done = len(results)
+        calibration.run_seconds = sum(r.wall_seconds for r in results)
+        fields = ["table", "points_done", "run_seconds"]
+        if ended >= calibration.run_count:
+            calibration.status = (CalibrationStatus.READY if results
+                                  else CalibrationStatus.FAILED)
+            calibration.finished_at = timezone.now()
+            fields += ["status", "finished_at"]
+        calibration.save(update_fields=fields)
+    return calibration
+
+
+def _point_results(calibration: Calibration):
+    rows = (SimulationRun.objects.filter(sweep_id=calibration.sweep_id,
+                                         status=RunStatus.SUCCEEDED)
+            .values_list("parameters", "result", "wall_seconds").iterator(chunk_size=500))
+    for parameters, result, wall in rows:
+        point, result = parameters.get("point") or {}, result or {}
+        apps = result.get("apps") or [{}]
+        cycles = apps[0].get("completion_cycles") if result.get("completed") else None
+        yield PointResult(pattern=point["pattern"], node_count=int(point["node_count"]),
+                          load=float(point["load"]), policy=point["policy"],
+                          completion_cycles=cycles,
+                          wall_seconds=float(result.get("wall_seconds") or wall or 0.0))
+
+
+def cancel_calibration(calibration: Calibration) -> Calibration:
+    """Stop a running calibration: its pending runs are cancelled; what finished stays
+    in its table (a cancelled calibration with results still answers)."""
+    if calibration.status != CalibrationStatus.RUNNING:
+        return calibration
+    if calibration.sweep is not None:
+        simulation.cancel_sweep(calibration.sweep)
+    calibration = refresh_calibration(calibration)
+    if calibration.status == CalibrationStatus.RUNNING:  # runs still finishing
+        Calibration.objects.filter(pk=calibration.pk).update(
+            status=CalibrationStatus.CANCELLED, finished_at=timezone.now())
+        calibration.refresh_from_db()
+    return calibration
+
+
+def current_calibration(machine: Machine) -> Calibration | None:
+    """The calibration that answers for the machine's shape on this engine: the newest
+    ready one, else the newest one with results (a running or cancelled one answers
+    for the points it has), else the running one with none yet (None if no such)."""
+    candidates = Calibration.objects.filter(_same_shape(machine)).exclude(
+        status=CalibrationStatus.FAILED)
+    for calibration in candidates:
+        refresh_calibration(calibration)
+    ready = candidates.filter(status=CalibrationStatus.READY).first()
+    return ready or candidates.filter(points_done__gt=0).first() or candidates.filter(
+        status=CalibrationStatus.RUNNING).first()
+
+
+class CalibratedAnswer:
+    """Completion cycles per policy for one question, from ``calibration``."""
+
+    def __init__(self, calibration: Calibration, cycles: dict[str, float],
+                 coverage: Coverage) -> None:
+        self.calibration = calibration
+        self.cycles = cycles
+        self.coverage = coverage
+
+    def note(self) -> str:
+        age = timezone.now() - (self.calibration.finished_at or self.calibration.created_at)
+        state = ("" if self.calibration.status == CalibrationStatus.READY
+                 else f", {self.calibration.status} with {self.calibration.points_done} of "
+                      f"{self.calibration.run_count} runs")
+        return (f"calibrated (calibration {self.calibration.pk}, engine "
+                f"{self.calibration.engine_version}, {_age(age)} old{state}; "
+                f"{self.coverage.describe()})")
+
+
+def _age(delta: timedelta) -> str:
+    seconds = int(delta.total_seconds())
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 7200:
+        return f"{seconds // 60} min"
+    if seconds < 172_800:
+        return f"{seconds // 3600} h"
+    return f"{seconds // 86_400} days"
+
+
+def calibrated_answer(machine: Machine, pattern: str, node_count: int,
+                      load: float) -> CalibratedAnswer | None:
+    """The calibration's completion cycles per policy for this job, or None when no
+    calibration of the shape has results for the pattern."""
+    calibration = current_calibration(machine)
+    if calibration is None or not calibration.points_done:
+        return None
+    table = CalibrationTable.from_dict(calibration.table)
+    found = table.completion_cycles(constants.KERNELS[pattern], node_count, load)
+    if found is None:
+        return None
+    cycles, coverage = found
+    return CalibratedAnswer(calibration, cycles, coverage)
+
+
+def live_run_seconds(machine: Machine, pattern: str, node_count: int,
+                     load: float) -> float | None:
+    """What one live prediction run of this job is expected to take on one process,
+    from the calibration's own run times (None before any calibration run ended)."""
+    calibration = current_calibration(machine)
+    if calibration is None or not calibration.points_done:
+        return None
+    return CalibrationTable.from_dict(calibration.table).run_seconds(
+        constants.KERNELS[pattern], node_count, load)
+
+
+def calibration_progress(calibration: Calibration) -> dict[str, Any]:
+    """The sweep's progress (runs done of all) with the calibration's status."""
+    progress = (simulation.sweep_progress(calibration.sweep) if calibration.sweep is not None
+                else {"total": calibration.run_count, "done": calibration.run_count,
+                      "fraction": 1.0})
+    return {**progress, "calibration_status": calibration.status,
+            "points_done": calibration.points_done}
+
+
+def start_missing_calibrations() -> list[Calibration]:
+    """Beat: start a calibration for each machine shape that has none on this engine
+    (``HX_CALIBRATE_AUTOMATICALLY``; one machine per shape is enough)."""
+    if not settings.HX_CALIBRATE_AUTOMATICALLY:
+        return []
+    started, seen = [], set()
+    for machine in Machine.objects.order_by("id"):
+        key = (tuple(machine.sides), machine.concentration)
+        if key in seen:
+            continue
+        seen.add(key)
+        if Calibration.objects.filter(_same_shape(machine)).exclude(
+                status__in=[CalibrationStatus.FAILED, CalibrationStatus.CANCELLED]).exists():
+            continue
+        calibration, created = start_calibration(machine)
+        if created:
+            started.append(calibration)
+    return started
+
+
+def refresh_running_calibrations() -> int:
+    """Beat: refresh every running calibration (its table grows as runs finish)."""
+    running = list(Calibration.objects.filter(status=CalibrationStatus.RUNNING))
+    for calibration in running:
+        refresh_calibration(calibration)
+    return len(running)
+
+
+def start_calibration_if_missing(machine: Machine) -> tuple[Calibration | None, bool]:
+    """(the running calibration of the machine's shape, started now?): one is started
+    when none runs and ``HX_CALIBRATE_AUTOMATICALLY`` is on; (None, False) otherwise."""
+    running = Calibration.objects.filter(_same_shape(machine),
+                                         status=CalibrationStatus.RUNNING).first()
+    if running is not None or not settings.HX_CALIBRATE_AUTOMATICALLY:
+        return running, False
+    return start_calibration(machine)

@@ -1,0 +1,142 @@
+"""Calibrations: a sweep of prediction-like runs per machine shape, its table built as
+runs finish, and recommendations answered from it (method ``calibrated``) when the
+live simulations would not fit the deadline; ``analytic`` only while it runs."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from allocation.services import jobs, machines
+from recommendations import constants as recommendation_constants
+from recommendations import services as recommendations
+from recommendations.models import Calibration, PolicyPrediction, Recommendation
+from recommendations.services import calibration as calibration_service
+from simulation.models import RunOrigin, SimulationRun
+from tests.simulation.conftest import run_pending
+
+pytestmark = pytest.mark.django_db
+
+AXES = {"patterns": ["all2all"], "sizes": [8, 16, 32], "loads": [0.5], "seeds": [0]}
+
+
+@pytest.fixture
+def half(users, monkeypatch):
+    """A 4x4, c = 4 machine whose first 32 nodes one job holds: exactly the grid's
+    synthetic occupancy at load 0.5 (so a live prediction can meet a calibration run)."""
+    monkeypatch.setattr(recommendation_constants, "PREDICTION_SEEDS", (0,))
+    machine = machines.create_machine(name="half", sides=[4, 4], concentration=4)
+    jobs.submit_job(owner=users["admin"], machine=machine, name="bg", node_count=32,
+                    pattern="all2all", policy="row")
+    return machine
+
+
+def calibrate(machine, **axes) -> Calibration:
+    calibration, created = recommendations.start_calibration(machine, axes={**AXES, **axes})
+    assert created
+    run_pending(SimulationRun.objects.filter(sweep_id=calibration.sweep_id))
+    return recommendations.refresh_calibration(calibration)
+
+
+def ask(users, machine, **extra) -> Recommendation:
+    question = {"node_count": 16, "pattern": "all2all", "t_cmpt": 100.0, "t_comm": 50.0,
+                "p_abn": 0.02, "alpha_abn": 3.0, "t_bench": 0.5, **extra}
+    rec, _ = recommendations.request_recommendation(user=users["operator"], machine=machine,
+                                                    **question)
+    return rec
+
+
+def test_a_calibration_simulates_every_point_once_and_becomes_ready(half):
+    calibration = calibrate(half)
+    assert calibration.status == "ready" and calibration.finished_at is not None
+    assert calibration.points_done == calibration.run_count == 3 * 8  # sizes x policies
+    assert calibration.run_seconds > 0
+    runs = SimulationRun.objects.filter(sweep_id=calibration.sweep_id)
+    assert set(runs.values_list("origin", flat=True)) == {RunOrigin.CALIBRATION}
+    assert {tuple(sorted(r.parameters["point"])) for r in runs} == {
+        ("load", "node_count", "pattern", "policy", "seed")}
+    cells = calibration.table["cells"]["all2all"]["0.5"]
+    assert set(cells) == {"8", "16", "32"} and len(cells["16"]) == 8
+    # A second start while none runs is a new calibration; while one runs, the same.
+    again, created = recommendations.start_calibration(half, axes=AXES)
+    assert created and again.pk != calibration.pk
+    assert recommendations.start_calibration(half)[0].pk == again.pk
+
+
+def test_a_live_prediction_on_the_calibrated_occupancy_reads_the_calibrations_run(
+        users, half):
+    """Same occupancy, same job, same seed: the live prediction's configuration is the
+    calibration point's, so it is read from the store, and both answers agree."""
+    calibration = calibrate(half)
+    rec = ask(users, half)
+    assert rec.status == "computing" and rec.method == "calibrated"  # until live ones end
+    assert rec.calibration_id == calibration.pk
+    for prediction in PolicyPrediction.objects.filter(recommendation=rec):
+        recommendations.run_prediction(prediction.pk)
+    rec.refresh_from_db()
+    assert rec.method == "simulation"
+    assert not SimulationRun.objects.filter(origin=RunOrigin.PREDICTION,
+                                            config__policy="diagonal").exists()
+    live = {e["policy"]: e["predicted_cycles"] for e in rec.ranking if "error" not in e}
+    assert live["diagonal"] == round(rec.inputs["calibrated_cycles"]["diagonal"])
+
+
+def test_too_large_to_simulate_live_is_answered_calibrated_at_once(users, half, monkeypatch):
+    calibration = calibrate(half)
+    monkeypatch.setattr(recommendation_constants, "LIVE_DEADLINE_SHARE", 0.0)
+    rec = ask(users, half, node_count=12)
+    assert rec.status == "ready" and rec.method == "calibrated", rec.note
+    assert not PolicyPrediction.objects.filter(recommendation=rec).exists()
+    assert f"calibration {calibration.pk}" in rec.note and "8-16 nodes" in rec.note
+    entries = [e for e in rec.ranking if "error" not in e]
+    assert all(e["predicted_cycles"] for e in entries)
+    assert rec.recommended["method"] == "calibrated"
+
+
+def test_without_a_calibration_the_answer_is_analytic_while_one_starts(
+        users, half, monkeypatch, settings):
+    settings.HX_CALIBRATE_AUTOMATICALLY = True
+    monkeypatch.setattr(recommendation_constants, "LIVE_DEADLINE_SHARE", 0.0)
+    rec = ask(users, half)
+    assert rec.status == "ready" and rec.method == "analytic"
+    running = Calibration.objects.get()
+    assert running.status == "running"
+    assert f"calibration {running.pk} of this machine shape is running (0 of " in rec.note
+    # The all-to-all points come first: once they have run, the same shape answers.
+    first = SimulationRun.objects.filter(sweep_id=running.sweep_id,
+                                         parameters__point__pattern="all2all")
+    run_pending(first)
+    rec = ask(users, half, t_cmpt=101.0)
+    assert rec.method == "calibrated" and "running with" in rec.note, rec.note
+
+
+def test_the_beat_starts_one_calibration_per_shape_on_this_engine(half, users, settings):
+    machines.create_machine(name="twin", sides=[4, 4], concentration=4)
+    settings.HX_CALIBRATE_AUTOMATICALLY = False
+    assert recommendations.start_missing_calibrations() == []
+    settings.HX_CALIBRATE_AUTOMATICALLY = True
+    started = recommendations.start_missing_calibrations()
+    assert len(started) == 1  # half and twin share a shape
+    assert recommendations.start_missing_calibrations() == []
+
+
+@pytest.mark.parametrize("axes, field", [
+    ({"sizes": [1]}, "sizes"), ({"sizes": [10_000]}, "sizes"), ({"loads": [0.95]}, "loads"),
+    ({"patterns": ["nope"]}, "patterns"), ({"policies": ["best"]}, "policies"),
+    ({"seeds": [-1]}, "seeds"), ({"sizes": []}, "sizes"), ({"colour": [1]}, "colour"),
+    ({"sizes": list(range(2, 70))}, "sizes"), ({"loads": [True]}, "loads"),
+])
+def test_bad_axes_name_the_field_and_create_nothing(half, axes, field):
+    with pytest.raises(ValidationError) as info:
+        recommendations.start_calibration(half, axes=axes)
+    assert field in info.value.message_dict
+    assert not Calibration.objects.exists() and not SimulationRun.objects.exists()
+
+
+def test_cancelling_keeps_what_finished(half):
+    calibration, _ = recommendations.start_calibration(half, axes=AXES)
+    first = SimulationRun.objects.filter(sweep_id=calibration.sweep_id).order_by("id")[:4]
+    run_pending(SimulationRun.objects.filter(pk__in=[r.pk for r in first]))
+    calibration = recommendations.cancel_calibration(calibration)
+    assert calibration.status == "ready" and calibration.points_done == 4
+    assert calibration_service.current_calibration(half).pk == calibration.pk
