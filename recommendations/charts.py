@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from hxportal import charts
 from hxportal.templatetags import hxformat
-from recommendations.models import Recommendation
+from recommendations.constants import BASELINE_POLICY
+from recommendations.models import Calibration, Recommendation
 
 
 def recommendation_curve(rec: Recommendation) -> dict | None:
@@ -29,3 +30,34 @@ def recommendation_curve(rec: Recommendation) -> dict | None:
         marks=[(best["n_spare"], best["expected_cost"],
                 f"optimum N_spare = {best['n_spare']}")],
         filename=f"recommendation-{rec.pk}-curve")
+
+
+def calibration_charts(calibration: Calibration, load: float) -> list[dict]:
+    """Per calibrated pattern: each policy's completion time relative to the baseline
+    policy against the job size, at ``load`` (what a recommendation interpolates)."""
+    cells = (calibration.table or {}).get("cells", {})
+    out = []
+    for pattern in sorted(cells):
+        rows = cells[pattern].get(repr(float(load))) or {}
+        sizes = sorted(int(n) for n in rows)
+        if not sizes:
+            continue
+        policies = sorted({p for v in rows.values() for p in v})
+        series = []
+        for i, policy in enumerate(policies):
+            ys = [_relative(rows[str(n)], policy) for n in sizes]
+            series.append(charts.line(policy, sizes, ys, colour=i, points=True))
+        out.append(charts.xy_chart(
+            f"calibration-{pattern}",
+            f"{pattern} at {load:.0%} load: completion time relative to {BASELINE_POLICY}",
+            charts.axis("job size", "nodes", scale="log"),
+            charts.axis(f"time / {BASELINE_POLICY}", "×"),
+            series, hlines=[(1.0, BASELINE_POLICY)],
+            filename=f"calibration-{calibration.pk}-{pattern}-load-{load:g}"))
+    return out
+
+
+def _relative(cell: dict[str, float], policy: str) -> float | None:
+    reference = cell.get(BASELINE_POLICY)
+    value = cell.get(policy)
+    return value / reference if value and reference else None

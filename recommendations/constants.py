@@ -1,6 +1,8 @@
 """Names, limits and tuning of recommendations, read as ``constants.NAME`` so a
 test can change one in one place."""
 
+# The policy calibration pages compare the others with (re-exported for the pages).
+from allocation.hyperx import BASELINE_POLICY  # noqa: F401
 from allocation.models import CommPattern
 
 # Celery task names (stable: queued messages and beat rows carry them).

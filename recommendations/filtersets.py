@@ -5,7 +5,12 @@ from __future__ import annotations
 from django_filters import rest_framework as filters
 
 from hxportal.api.filters import HxFilterSet
-from recommendations.models import Recommendation, RecommendationStatus
+from recommendations.models import (
+    Calibration,
+    CalibrationStatus,
+    Recommendation,
+    RecommendationStatus,
+)
 
 
 class RecommendationFilterSet(HxFilterSet):
@@ -16,3 +21,13 @@ class RecommendationFilterSet(HxFilterSet):
     class Meta:
         model = Recommendation
         fields = ["machine", "status", "external_id"]
+
+
+class CalibrationFilterSet(HxFilterSet):
+    machine = filters.CharFilter(field_name="machine__name", max_length=64)
+    status = filters.MultipleChoiceFilter(choices=CalibrationStatus.choices)
+    engine_version = filters.CharFilter(max_length=16)
+
+    class Meta:
+        model = Calibration
+        fields = ["machine", "status", "engine_version"]

@@ -39,6 +39,8 @@ RULES = {
     "JobViewSet.submitted": OP,
     "RecommendationViewSet.list": V, "RecommendationViewSet.retrieve": V,
     "RecommendationViewSet.create": OP, "RecommendationViewSet.accept": OP,
+    "CalibrationViewSet.list": V, "CalibrationViewSet.retrieve": V,
+    "CalibrationViewSet.create": OP, "CalibrationViewSet.cancel": OP,
     "BenchmarkResultViewSet.list": V, "BenchmarkResultViewSet.create": OP,
     "EstimateViewSet.list": V, "EstimateViewSet.retrieve": V,
     "EstimationRunViewSet.list": V, "EstimationRunViewSet.retrieve": V,
@@ -130,6 +132,9 @@ def world(db, users, machine):
     rec, _ = recommendations.request_recommendation(
         user=owner, machine=machine, node_count=4, pattern="uniform", t_cmpt=10, t_comm=1,
         p_abn=0.01, alpha_abn=2.0, t_bench=0.1, simulate=False)
+    calibration, _ = recommendations.start_calibration(machine, axes={
+        "patterns": ["uniform"], "sizes": [4], "loads": [0.0], "policies": ["row"],
+        "seeds": [0]})
     run = EstimationRun.objects.create(machine=machine, user=owner)
     estimate = Estimate.objects.create(
         machine=machine, benchmark="stream", window_start=timezone.now(),
@@ -155,7 +160,8 @@ def world(db, users, machine):
            "estimates": estimate.pk, "simulation-runs": sim.pk, "sweeps": sweep.pk,
            "simulation/runs": sim.pk, "simulation/sweeps": sweep.pk,
            "reproduction": reproduction.pk,  # sweeps/<pk>/reproduction/ needs one
-           "whatif": study.pk,
+           "whatif": study.pk, "calibrations": calibration.pk,
+           "recommendations/calibrations": calibration.pk,
            "nodes": Node.objects.filter(machine=machine).first().pk}
     return ids
 
@@ -214,7 +220,8 @@ OWNED = ("jobs", "recommendations", "simulation-runs", "sweeps", "simulation/run
 def owned_write_cases():
     for path, _cls, actions, is_api in routes():
         owned = any(f"{prefix}/" in path for prefix in OWNED) and (
-            "<pk>" in path or "<int:pk>" in path)
+            "<pk>" in path or "<int:pk>" in path) and "calibrations/" not in path
+        # (a calibration belongs to a machine shape, not to a user: any operator acts on it)
         for method in actions:
             if owned and method not in SAFE:
                 yield pytest.param(path, method, is_api, id=f"{method} /{path}")
@@ -338,7 +345,8 @@ def test_benchmark_scoped_token_uploads_for_any_job(db, users, machine):
 def owned_read_cases():
     for path, _cls, actions, is_api in routes():
         owned = any(f"{prefix}/" in path for prefix in OWNED) and (
-            "<pk>" in path or "<int:pk>" in path)
+            "<pk>" in path or "<int:pk>" in path) and "calibrations/" not in path
+        # (a calibration belongs to a machine shape, not to a user: any operator acts on it)
         if owned and "GET" in actions:
             yield pytest.param(path, is_api, id=f"GET /{path}")
 

@@ -17,11 +17,13 @@ from recommendations import constants as recommendation_constants
 from recommendations import services as recommendations
 from recommendations.api.serializers import (
     AcceptSerializer,
+    CalibrationSerializer,
+    CalibrationStartSerializer,
     RecommendationRequestSerializer,
     RecommendationSerializer,
 )
-from recommendations.filtersets import RecommendationFilterSet
-from recommendations.models import Recommendation
+from recommendations.filtersets import CalibrationFilterSet, RecommendationFilterSet
+from recommendations.models import Calibration, Recommendation
 
 
 def cached_answer(rec: Recommendation, request, context: dict) -> HttpResponse:
@@ -45,7 +47,7 @@ class RecommendationViewSet(OwnWritesMixin, mixins.ListModelMixin, mixins.Retrie
     """Operators ask for a recommendation (202 while simulations run, 200 when cached)
     and accept their own; viewers read every recommendation."""
 
-    queryset = Recommendation.objects.select_related("machine", "user").order_by(
+    queryset = Recommendation.objects.select_related("machine", "user", "calibration").order_by(
         "-created_at", "-id")
     serializer_class = RecommendationSerializer
     filterset_class = RecommendationFilterSet
@@ -75,3 +77,39 @@ class RecommendationViewSet(OwnWritesMixin, mixins.ListModelMixin, mixins.Retrie
         job = recommendations.accept(rec, request.user, data.get("policy"))
         return Response(JobSerializer(job, context=self.get_serializer_context()).data,
                         status=status.HTTP_201_CREATED)
+
+
+class CalibrationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
+                         viewsets.GenericViewSet):
+    """Calibrations of machine shapes: viewers read them (progress, grid, age);
+    operators start one (the running one of the shape is answered if there is one)
+    and cancel one (what finished stays in its table)."""
+
+    queryset = Calibration.objects.select_related("machine", "sweep").order_by(
+        "-created_at", "-id")
+    serializer_class = CalibrationSerializer
+    filterset_class = CalibrationFilterSet
+    read_role = Role.VIEWER
+    write_role = Role.OPERATOR
+
+    def get_object(self):
+        return recommendations.refresh_calibration(super().get_object())
+
+    @extend_schema(request=CalibrationStartSerializer,
+                   responses={201: CalibrationSerializer, 200: CalibrationSerializer})
+    def create(self, request, *args, **kwargs):
+        data = validated(CalibrationStartSerializer, request)
+        machine = data.pop("machine")
+        calibration, created = recommendations.start_calibration(machine, user=request.user,
+                                                                 axes=data)
+        return Response(CalibrationSerializer(calibration,
+                                              context=self.get_serializer_context()).data,
+                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+    @extend_schema(request=None, responses=CalibrationSerializer)
+    @action(detail=True, methods=["post"], filterset_class=None)
+    def cancel(self, request, pk=None):
+        """Cancel the runs not finished; the table keeps what finished."""
+        calibration = recommendations.cancel_calibration(self.get_object())
+        return Response(CalibrationSerializer(calibration,
+                                              context=self.get_serializer_context()).data)

@@ -202,16 +202,21 @@ document.addEventListener("DOMContentLoaded", () => {
     const bar = box.querySelector("progress");
     const done = box.querySelector("[data-progress-done]");
     const total = box.querySelector("[data-progress-total]");
+    // A calibration page says which progress key counts all and which status means
+    // "still working" (data-poll-total, data-poll-while); a recommendation's are the default.
+    const totalKey = box.dataset.pollTotal || "simulations";
+    const working = box.dataset.pollWhile || "computing";
     window.hx.poll(box.dataset.poll, (rec) => {
       // Text and bar come from the same polled value.
       if (rec.progress) {
-        const {done: finished, simulations} = rec.progress;
-        if (bar) { bar.max = Math.max(simulations, 1); bar.value = finished; }
+        const finished = rec.progress.done;
+        const all = rec.progress[totalKey];
+        if (bar) { bar.max = Math.max(all, 1); bar.value = finished; }
         if (done) done.textContent = String(finished);
-        if (total) total.textContent = String(simulations);
+        if (total) total.textContent = String(all);
       }
-      return rec.status !== "computing";
-    });
+      return rec.status !== working;
+    }, box.dataset.pollEvery ? {every: Number(box.dataset.pollEvery)} : undefined);
   }
   for (const button of document.querySelectorAll("[data-copy]")) {
     button.addEventListener("click", () => {

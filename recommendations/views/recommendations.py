@@ -18,7 +18,7 @@ from hxportal.views import OwnedRowsMixin, RoleRequiredMixin, ServiceFormView
 from recommendations import services as recommendations
 from recommendations.charts import recommendation_curve
 from recommendations.forms import RecommendationForm
-from recommendations.models import Recommendation, RecommendationStatus
+from recommendations.models import Recommendation, RecommendationMethod, RecommendationStatus
 
 
 class RecommendFormView(RoleRequiredMixin, ServiceFormView):
@@ -93,11 +93,21 @@ class RecommendationDetailView(RoleRequiredMixin, OwnedRowsMixin, DetailView):
         context["can_accept"] = rec.status == RecommendationStatus.READY and \
             ownership.may_change(self.request.user, rec.user_id)
         progress = recommendations.prediction_progress(rec)
-        context.update(progress=progress["done"], simulations=progress["simulations"])
+        context.update(progress=progress["done"], simulations=progress["simulations"],
+                       calibrating=self._calibrating(rec))
         if rec.recommended:
             context.update(self._partition(rec), curve=recommendation_curve(rec),
                            **self._summary(rec))
         return context
+
+    @staticmethod
+    def _calibrating(rec: Recommendation):
+        """The running calibration that an analytic answer waits for, if that is why
+        it is analytic (the note says a calibration is running)."""
+        if rec.method != RecommendationMethod.ANALYTIC or "calibration" not in rec.note:
+            return None
+        calibration = recommendations.current_calibration(rec.machine)
+        return calibration if calibration and calibration.status == "running" else None
 
     @staticmethod
     def _summary(rec: Recommendation) -> dict:

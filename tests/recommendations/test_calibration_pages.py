@@ -1,0 +1,131 @@
+"""Calibrations over the API and on the pages: roles, bad input, progress, curves,
+and the recommendation page saying which method answered and how old it is."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+
+from allocation.services import jobs, machines
+from recommendations import constants as recommendation_constants
+from recommendations import services as recommendations
+from recommendations.models import Calibration
+from simulation.models import SimulationRun
+from tests.simulation.conftest import run_pending
+
+pytestmark = pytest.mark.django_db
+
+SMALL_GRID = {"patterns": ["all2all"], "sizes": [8, 16], "loads": [0.5], "seeds": [0],
+              "policies": ["row", "diagonal", "random_switch"]}
+
+
+@pytest.fixture
+def half(users):
+    machine = machines.create_machine(name="half", sides=[4, 4], concentration=4)
+    jobs.submit_job(owner=users["admin"], machine=machine, name="bg", node_count=32,
+                    pattern="all2all", policy="row")
+    return machine
+
+
+@pytest.mark.parametrize("role, code", [(None, 401), ("viewer", 403), ("operator", 201),
+                                        ("admin", 201)])
+def test_starting_needs_an_operator(api, half, role, code):
+    response = api(role).post("/api/v1/calibrations/", {"machine": "half", **SMALL_GRID},
+                              format="json")
+    assert response.status_code == code, response.content
+    if code == 201:
+        body = response.json()
+        assert body["status"] == "running" and body["run_count"] == 6
+        assert body["progress"]["total"] == 6 and body["progress"]["done"] == 0
+        assert body["shape"] == "4x4, c = 4" and body["grid"]["sizes"] == [8, 16]
+        again = api("operator").post("/api/v1/calibrations/", {"machine": "half"},
+                                     format="json")
+        assert again.status_code == 200 and again.json()["id"] == body["id"]
+
+
+@pytest.mark.parametrize("body, field", [
+    ({"machine": "nope"}, "machine"), ({"machine": "half", "sizes": [1]}, "sizes"),
+    ({"machine": "half", "sizes": [100]}, "sizes"), ({"machine": "half", "loads": [1.5]}, "loads"),
+    ({"machine": "half", "patterns": ["teleport"]}, "patterns"),
+    ({"machine": "half", "policies": ["best"]}, "policies"),
+    ({"machine": "half", "seeds": list(range(65))}, "seeds"),
+    ({"machine": "half", "sizes": "8"}, "sizes"),
+])
+def test_bad_input_is_a_400_naming_the_field(api, half, body, field):
+    response = api("operator").post("/api/v1/calibrations/", body, format="json")
+    assert response.status_code == 400 and field in response.json()["errors"], response.content
+    assert not Calibration.objects.exists()
+
+
+def test_reading_progress_curves_and_cancel(api, client_for, half):
+    start = api("operator").post("/api/v1/calibrations/", {"machine": "half", **SMALL_GRID},
+                                 format="json").json()
+    calibration = Calibration.objects.get(pk=start["id"])
+    first = SimulationRun.objects.filter(sweep_id=calibration.sweep_id,
+                                         parameters__point__node_count=8)
+    run_pending(first)
+    body = api("viewer").get(f"/api/v1/calibrations/{calibration.pk}/").json()
+    assert body["progress"]["done"] == 3 and body["points_done"] == 3
+    assert body["patterns"] == ["all2all"]
+    page = client_for("viewer").get(f"/recommendations/calibrations/{calibration.pk}/")
+    html = page.content.decode()
+    assert page.status_code == 200 and 'data-poll-while="running"' in html
+    assert 'data-testid="chart-calibration-all2all"' in html or "calibration-all2all" in html
+    assert "cancel-calibration" not in html  # viewers do not cancel
+    listing = client_for("viewer").get("/recommendations/calibrations/").content.decode()
+    assert f'data-calibration="{calibration.pk}"' in listing and "calibration-form" not in listing
+    assert api("viewer").post(f"/api/v1/calibrations/{calibration.pk}/cancel/").status_code \
+        == 403
+    cancelled = api("operator").post(f"/api/v1/calibrations/{calibration.pk}/cancel/").json()
+    assert cancelled["status"] == "ready" and cancelled["points_done"] == 3
+    assert "data-poll" not in client_for("viewer").get(
+        f"/recommendations/calibrations/{calibration.pk}/").content.decode()
+
+
+def test_the_start_page_is_for_operators(client_for, half):
+    assert client_for("viewer").get("/recommendations/calibrations/start/").status_code == 403
+    response = client_for("operator").post("/recommendations/calibrations/start/",
+                                           {"machine": "half", "patterns": ["all2all"]})
+    calibration = Calibration.objects.get()
+    assert response.status_code == 302 and response["Location"] == \
+        f"/recommendations/calibrations/{calibration.pk}/"
+    assert calibration.grid["patterns"] == ["all2all"]
+    bad = client_for("operator").post("/recommendations/calibrations/start/",
+                                      {"machine": "nope"})
+    assert bad.status_code == 400
+
+
+def test_a_calibrated_recommendation_says_so_with_its_age(api, client_for, half, monkeypatch):
+    calibration, _ = recommendations.start_calibration(half, axes=SMALL_GRID)
+    run_pending(SimulationRun.objects.filter(sweep_id=calibration.sweep_id))
+    monkeypatch.setattr(recommendation_constants, "LIVE_DEADLINE_SHARE", 0.0)
+    body = api("operator").post("/api/v1/recommendations/", {
+        "machine": "half", "node_count": 12, "pattern": "all2all", "t_cmpt": 100,
+        "t_comm": 50}, format="json").json()
+    assert body["status"] == "ready" and body["method"] == "calibrated"
+    assert body["calibration"]["id"] == calibration.pk
+    assert body["calibration"]["age_seconds"] is not None
+    assert body["calibration"]["engine_version"] == calibration.engine_version
+    html = client_for("viewer").get(f"/recommendations/{body['id']}/").content.decode()
+    assert 'data-method="calibrated"' in html and f"calibration {calibration.pk}" in html
+
+
+def test_an_analytic_answer_while_calibrating_says_why(client_for, api, half, monkeypatch,
+                                                       settings):
+    settings.HX_CALIBRATE_AUTOMATICALLY = True
+    monkeypatch.setattr(recommendation_constants, "LIVE_DEADLINE_SHARE", 0.0)
+    body = api("operator").post("/api/v1/recommendations/", {
+        "machine": "half", "node_count": 12, "pattern": "stencil4", "t_cmpt": 100,
+        "t_comm": 50}, format="json").json()
+    assert body["method"] == "analytic" and body["calibration"] is None
+    html = client_for("viewer").get(f"/recommendations/{body['id']}/").content.decode()
+    assert 'data-testid="calibrating"' in html
+
+
+def test_the_command_calibrates_inline(half, capsys):
+    call_command("hx_calibrate", "half", "--patterns", "all2all", "--sizes", "8",
+                 "--loads", "0.5", "--seeds", "0", "--policies", "row", "diagonal", "--inline")
+    out = capsys.readouterr().out
+    calibration = Calibration.objects.get()
+    assert calibration.status == "ready" and calibration.points_done == 2
+    assert f"calibration {calibration.pk}: ready, 2 runs answer" in out
