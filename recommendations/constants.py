@@ -45,6 +45,10 @@ LIVE_DEADLINE_SHARE = 0.6
 #: Celery task names of calibrations.
 CALIBRATE_MACHINES_TASK = "hx.recommendations.calibrate_machines"
 REFRESH_CALIBRATIONS_TASK = "hx.recommendations.refresh_calibrations"
+PREPARE_CALIBRATION_TASK = "hx.recommendations.prepare_calibration"
+#: A calibration still without runs this long after it started lost its ``prepare``
+#: message (a worker killed): beat queues it again.
+PREPARE_GRACE_SECONDS = 600
 #: Before a calibration gives measured run times: cycles of a study-volume kernel run
 #: (about 1.5 x the 16,384 phits a rank sends) ...
 EXPECTED_RUN_CYCLES = 24_576

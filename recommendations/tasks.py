@@ -14,6 +14,7 @@ from recommendations.constants import (
     CALIBRATE_MACHINES_TASK,
     EXPIRE_RECOMMENDATIONS_TASK,
     PREDICT_POLICY_TASK,
+    PREPARE_CALIBRATION_TASK,
     REFRESH_CALIBRATIONS_TASK,
 )
 
@@ -44,3 +45,11 @@ def calibrate_machines(self) -> int:
 def refresh_calibrations(self) -> int:
     """Beat: rebuild running calibrations' tables from their finished runs."""
     return services.refresh_running_calibrations()
+
+
+@shared_task(name=PREPARE_CALIBRATION_TASK, bind=True, acks_late=True, soft_time_limit=900,
+             time_limit=960)
+def prepare_calibration(self, calibration_id: int) -> int:
+    """Create a calibration's runs (its sweep) and queue them; once only."""
+    calibration = services.prepare_calibration(calibration_id)
+    return calibration.run_count if calibration is not None else 0

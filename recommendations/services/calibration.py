@@ -14,6 +14,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -107,10 +108,13 @@ def start_calibration(machine: Machine, *, user=None,
                       axes: dict[str, Any] | None = None) -> tuple[Calibration, bool]:
     """(calibration, created): a new calibration of the machine's shape on this engine,
     or the one already running for it (one at a time per shape: a second asker gets the
-    first's, whatever grid it asked for)."""
+    first's, whatever grid it asked for).
+
+    Only the row is made here (a request may start one): its runs, hundreds of them
+    with their partitions, are created by the ``prepare`` task
+    (:func:`prepare_calibration`), queued once this transaction commits."""
     grid = _check_grid(machine, axes)
-    shape = machine.geometry
-    points = grid_points(grid, shape)
+    points = grid_points(grid, machine.geometry)
     if not points:
         raise ValidationError({"sizes": ["no job size of the grid fits the machine"]})
     if len(points) > constants.MAX_CALIBRATION_RUNS:
@@ -122,17 +126,42 @@ def start_calibration(machine: Machine, *, user=None,
                                              status=CalibrationStatus.RUNNING).first()
         if running is not None:
             return running, False
-        runs = _point_runs(machine, grid, points)
-        sweep = simulation.create_point_sweep(
-            name=f"Calibration of {machine.name} ({shape.label})",
+        calibration = Calibration.objects.create(
+            machine=machine, sides=list(machine.sides), concentration=machine.concentration,
+            engine_version=simulation.ENGINE_VERSION, grid=grid.as_dict(),
+            run_count=len(points), user=simulation.signed_in_user(user))
+        _queue_prepare(calibration)
+    return calibration, True
+
+
+def _queue_prepare(calibration: Calibration) -> None:
+    pk = calibration.pk
+    transaction.on_commit(lambda: current_app.send_task(
+        constants.PREPARE_CALIBRATION_TASK, args=[pk]))
+
+
+def prepare_calibration(calibration_id: int) -> Calibration | None:
+    """The ``prepare`` task's work: create the calibration's runs (one sweep) and queue
+    them. Once only: a repeated message finds the sweep made (or the calibration
+    cancelled) and does nothing."""
+    with transaction.atomic():
+        calibration = (Calibration.objects.select_for_update().select_related("machine")
+                       .filter(pk=calibration_id).first())
+        if calibration is None or calibration.sweep_id is not None \
+                or calibration.status != CalibrationStatus.RUNNING:
+            return calibration
+        machine, grid = calibration.machine, CalibrationGrid.from_dict(calibration.grid)
+        shape = machine.geometry
+        runs = _point_runs(machine, grid, grid_points(grid, shape))
+        calibration.sweep = simulation.create_point_sweep(
+            name=f"Calibration {calibration.pk} of {machine.name} ({shape.label})",
             base={"sides": list(shape.sides), "concentration": shape.concentration},
             parameters={"preset": "calibration", **grid.as_dict()}, points=runs,
-            origin=RunOrigin.CALIBRATION, preset="calibration", user=user, machine=machine)
-        calibration = Calibration.objects.create(
-            machine=machine, sides=list(shape.sides), concentration=shape.concentration,
-            engine_version=simulation.ENGINE_VERSION, grid=grid.as_dict(), sweep=sweep,
-            run_count=len(runs), user=simulation.signed_in_user(user))
-    return calibration, True
+            origin=RunOrigin.CALIBRATION, preset="calibration", user=calibration.user,
+            machine=machine)
+        calibration.run_count = len(runs)
+        calibration.save(update_fields=["sweep", "run_count"])
+    return calibration
 
 
 def _point_runs(machine: Machine, grid: CalibrationGrid, points) -> list[tuple]:
@@ -155,7 +184,8 @@ def _point_runs(machine: Machine, grid: CalibrationGrid, points) -> list[tuple]:
 
 def refresh_calibration(calibration: Calibration) -> Calibration:
     """Rebuild the table when more runs succeeded since it was built; when every run
-    has ended, the calibration is ready (some succeeded) or failed."""
+    has ended, the calibration is ready (some succeeded) or failed. (Not prepared yet:
+    nothing to read.)"""
     if calibration.status != CalibrationStatus.RUNNING or calibration.sweep_id is None:
         return calibration
     runs = SimulationRun.objects.filter(sweep_id=calibration.sweep_id)
@@ -197,13 +227,16 @@ def _point_results(calibration: Calibration):
 
 def cancel_calibration(calibration: Calibration) -> Calibration:
     """Stop a running calibration: its pending runs are cancelled; what finished stays
-    in its table (a cancelled calibration with results still answers)."""
+    in its table (a cancelled calibration with results still answers). One not yet
+    prepared is cancelled before it has runs."""
     if calibration.status != CalibrationStatus.RUNNING:
         return calibration
-    if calibration.sweep is not None:
-        simulation.cancel_sweep(calibration.sweep)
+    with transaction.atomic():
+        calibration = Calibration.objects.select_for_update().get(pk=calibration.pk)
+        if calibration.sweep_id is not None:
+            simulation.cancel_sweep(calibration.sweep)
     calibration = refresh_calibration(calibration)
-    if calibration.status == CalibrationStatus.RUNNING:  # runs still finishing
+    if calibration.status == CalibrationStatus.RUNNING:  # unprepared, or runs finishing
         Calibration.objects.filter(pk=calibration.pk).update(
             status=CalibrationStatus.CANCELLED, finished_at=timezone.now())
         calibration.refresh_from_db()
@@ -280,12 +313,18 @@ def live_run_seconds(machine: Machine, pattern: str, node_count: int,
 
 
 def calibration_progress(calibration: Calibration) -> dict[str, Any]:
-    """The sweep's progress (runs done of all) with the calibration's status."""
-    progress = (simulation.sweep_progress(calibration.sweep) if calibration.sweep is not None
-                else {"total": calibration.run_count, "done": calibration.run_count,
-                      "fraction": 1.0})
+    """The sweep's progress (runs done of all) with the calibration's status; before
+    its runs are made, none done of the grid's points."""
+    if calibration.sweep_id is not None:
+        progress = simulation.sweep_progress(calibration.sweep)
+    else:
+        total = calibration.run_count
+        done = total if calibration.status == CalibrationStatus.READY else 0
+        progress = {"total": total, "done": done, "succeeded": 0, "failed": 0,
+                    "cancelled": 0, "running": 0, "pending": total - done,
+                    "fraction": done / total if total else 0.0}
     return {**progress, "calibration_status": calibration.status,
-            "points_done": calibration.points_done}
+            "points_done": calibration.points_done, "prepared": calibration.sweep_id is not None}
 
 
 def start_missing_calibrations() -> list[Calibration]:
@@ -309,9 +348,14 @@ def start_missing_calibrations() -> list[Calibration]:
 
 
 def refresh_running_calibrations() -> int:
-    """Beat: refresh every running calibration (its table grows as runs finish)."""
+    """Beat: refresh every running calibration (its table grows as runs finish), and
+    queue again the ``prepare`` of one still without runs after
+    ``constants.PREPARE_GRACE_SECONDS`` (its message was lost with a worker)."""
     running = list(Calibration.objects.filter(status=CalibrationStatus.RUNNING))
+    stale = timezone.now() - timedelta(seconds=constants.PREPARE_GRACE_SECONDS)
     for calibration in running:
+        if calibration.sweep_id is None and calibration.created_at < stale:
+            current_app.send_task(constants.PREPARE_CALIBRATION_TASK, args=[calibration.pk])
         refresh_calibration(calibration)
     return len(running)
 

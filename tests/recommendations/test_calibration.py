@@ -4,6 +4,8 @@ live simulations would not fit the deadline; ``analytic`` only while it runs."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.core.exceptions import ValidationError
 
@@ -13,6 +15,7 @@ from recommendations import services as recommendations
 from recommendations.models import Calibration, PolicyPrediction, Recommendation
 from recommendations.services import calibration as calibration_service
 from simulation.models import RunOrigin, SimulationRun
+from simulation.services.runs import stored_partitions
 from tests.simulation.conftest import run_pending
 
 pytestmark = pytest.mark.django_db
@@ -33,7 +36,8 @@ def half(users, monkeypatch):
 
 def calibrate(machine, **axes) -> Calibration:
     calibration, created = recommendations.start_calibration(machine, axes={**AXES, **axes})
-    assert created
+    assert created and calibration.sweep_id is None  # its runs come with the prepare task
+    calibration = recommendations.prepare_calibration(calibration.pk)
     run_pending(SimulationRun.objects.filter(sweep_id=calibration.sweep_id))
     return recommendations.refresh_calibration(calibration)
 
@@ -102,6 +106,7 @@ def test_without_a_calibration_the_answer_is_analytic_while_one_starts(
     running = Calibration.objects.get()
     assert running.status == "running"
     assert f"calibration {running.pk} of this machine shape is running (0 of " in rec.note
+    running = recommendations.prepare_calibration(running.pk)
     # The all-to-all points come first: once they have run, the same shape answers.
     first = SimulationRun.objects.filter(sweep_id=running.sweep_id,
                                          parameters__point__pattern="all2all")
@@ -133,10 +138,62 @@ def test_bad_axes_name_the_field_and_create_nothing(half, axes, field):
     assert not Calibration.objects.exists() and not SimulationRun.objects.exists()
 
 
+def test_a_repeated_prepare_makes_the_runs_once_and_a_lost_one_is_sent_again(half, monkeypatch):
+    calibration, _ = recommendations.start_calibration(half, axes=AXES)
+    assert recommendations.calibration_progress(calibration)["prepared"] is False
+    sent = []
+    monkeypatch.setattr(calibration_service.current_app, "send_task",
+                        lambda name, args: sent.append((name, args)))
+    Calibration.objects.filter(pk=calibration.pk).update(
+        created_at=calibration.created_at - timedelta(hours=1))
+    recommendations.refresh_running_calibrations()
+    assert sent == [(recommendation_constants.PREPARE_CALIBRATION_TASK, [calibration.pk])]
+    first = recommendations.prepare_calibration(calibration.pk)
+    again = recommendations.prepare_calibration(calibration.pk)
+    assert first.sweep_id == again.sweep_id is not None
+    assert SimulationRun.objects.count() == first.run_count == 24
+
+
+def test_cancelling_before_the_runs_exist(half):
+    calibration, _ = recommendations.start_calibration(half, axes=AXES)
+    calibration = recommendations.cancel_calibration(calibration)
+    assert calibration.status == "cancelled"
+    assert recommendations.prepare_calibration(calibration.pk).sweep_id is None
+    assert not SimulationRun.objects.exists()
+
+
 def test_cancelling_keeps_what_finished(half):
     calibration, _ = recommendations.start_calibration(half, axes=AXES)
+    calibration = recommendations.prepare_calibration(calibration.pk)
     first = SimulationRun.objects.filter(sweep_id=calibration.sweep_id).order_by("id")[:4]
     run_pending(SimulationRun.objects.filter(pk__in=[r.pk for r in first]))
     calibration = recommendations.cancel_calibration(calibration)
     assert calibration.status == "ready" and calibration.points_done == 4
     assert calibration_service.current_calibration(half).pk == calibration.pk
+
+
+def test_the_issues_large_machine_is_not_simulated_live_but_calibrated(users, settings):
+    """16x16, c = 16, half held by eight 256-node jobs, a 512-node all-to-all: the
+    live simulations are expected to take far longer than the deadline on 2 processes,
+    so the answer comes at once (analytic while the shape's calibration, started now,
+    has no result), and that calibration's points are the live prediction's runs."""
+    settings.HX_CALIBRATE_AUTOMATICALLY = True
+    big = machines.create_machine(name="big", sides=[16, 16], concentration=16)
+    for i in range(8):
+        jobs.submit_job(owner=users["admin"], machine=big, name=f"bg{i}", node_count=256,
+                        pattern="all2all", policy="row")
+    rec = ask(users, big, node_count=512)
+    assert rec.status == "ready" and rec.method == "analytic"
+    assert rec.inputs["expected_live_seconds"] > recommendation_constants.DEADLINE_SECONDS
+    assert not PolicyPrediction.objects.filter(recommendation=rec).exists()
+    calibration = recommendations.prepare_calibration(Calibration.objects.get().pk)
+    assert calibration.grid["sizes"] == [16, 64, 256, 1024, 2048]
+    point = SimulationRun.objects.get(
+        sweep_id=calibration.sweep_id, parameters__point__node_count=512 // 2,
+        parameters__point__load=0.5, parameters__point__policy="diagonal",
+        parameters__point__seed=0, parameters__point__pattern="all2all")
+    live = recommendations.prediction_config(big, rec, "diagonal")
+    assert {k: point.config[k] for k in live if k != "ranks" and k != "message_packets"} \
+        == {k: v for k, v in live.items() if k != "ranks" and k != "message_packets"}
+    parts = stored_partitions(point.parameters)
+    assert parts[0].size == 256 and parts[1].size == 2048

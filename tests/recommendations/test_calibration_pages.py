@@ -60,7 +60,7 @@ def test_bad_input_is_a_400_naming_the_field(api, half, body, field):
 def test_reading_progress_curves_and_cancel(api, client_for, half):
     start = api("operator").post("/api/v1/calibrations/", {"machine": "half", **SMALL_GRID},
                                  format="json").json()
-    calibration = Calibration.objects.get(pk=start["id"])
+    calibration = recommendations.prepare_calibration(start["id"])
     first = SimulationRun.objects.filter(sweep_id=calibration.sweep_id,
                                          parameters__point__node_count=8)
     run_pending(first)
@@ -97,6 +97,7 @@ def test_the_start_page_is_for_operators(client_for, half):
 
 def test_a_calibrated_recommendation_says_so_with_its_age(api, client_for, half, monkeypatch):
     calibration, _ = recommendations.start_calibration(half, axes=SMALL_GRID)
+    calibration = recommendations.prepare_calibration(calibration.pk)
     run_pending(SimulationRun.objects.filter(sweep_id=calibration.sweep_id))
     monkeypatch.setattr(recommendation_constants, "LIVE_DEADLINE_SHARE", 0.0)
     body = api("operator").post("/api/v1/recommendations/", {

@@ -55,6 +55,7 @@ class Command(BaseCommand):
         except ValidationError as exc:
             raise CommandError("; ".join(f"{k}: {' '.join(v)}"
                                          for k, v in exc.message_dict.items())) from exc
+        calibration = recommendations.prepare_calibration(calibration.pk)  # once only
         self.stdout.write(f"calibration {calibration.pk} of {machine.name} ({machine.shape}): "
                           f"{'started' if created else 'already running'}, "
                           f"{calibration.run_count} runs")
