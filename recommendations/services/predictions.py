@@ -146,8 +146,11 @@ def _finalize_with_predictions(rec: Recommendation, predictions: list,
         note = f"no simulation result for {', '.join(missing)}: {stand_ins} used there"
     else:
         note = ""
-    store_ranking(rec, factors, RecommendationMethod.SIMULATION, final=True, cycles=cycles,
-                   note=note[:255])
+    stand_in_cycles = {p: round(calibrated[p]) for p in missing if p in calibrated}
+    sources = {**dict.fromkeys(stand_in_cycles, str(RecommendationMethod.CALIBRATED)),
+               **dict.fromkeys(cycles, str(RecommendationMethod.SIMULATION))}
+    store_ranking(rec, factors, RecommendationMethod.SIMULATION, final=True,
+                  cycles={**stand_in_cycles, **cycles}, sources=sources, note=note[:255])
 
 
 def _stand_ins(missing: list[str], calibrated: dict[str, float]) -> str:

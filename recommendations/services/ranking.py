@@ -76,7 +76,10 @@ uses no network link.'
 def _reason(entry: dict, default: str, pattern: str, nodes: int) -> str:
     """Why a candidate ranks where it does, as sentences an operator reads."""
     text = _placement(entry["properties"], nodes)
-    if entry.get("predicted_cycles"):
+    if entry.get("predicted_cycles") and entry.get("source") == "calibrated":
+        text += (f" From this machine shape's calibration, its {pattern} communication "
+                 f"takes about {entry['predicted_cycles']:,} cycles")
+    elif entry.get("predicted_cycles"):
         text += (f" Simulated on the machine as it is now, its {pattern} communication "
                  f"took {entry['predicted_cycles']:,} cycles")
     rel = entry["relative_comm"]
@@ -145,7 +148,7 @@ def _place_spares(rec: Recommendation, entries: list[dict], best: dict) -> dict:
 
 
 def _entry(rec: Recommendation, c: dict, factors: dict[str, float], default: str,
-           cycles: dict[str, int], estimate) -> dict:
+           cycles: dict[str, int], estimate, sources: dict[str, str]) -> dict:
     """One candidate's ranking entry: its factor relative to ``default``, the spare
     model's answer at that communication time, and the reason in words."""
     if c["policy"] not in factors:
@@ -157,6 +160,7 @@ def _entry(rec: Recommendation, c: dict, factors: dict[str, float], default: str
              "properties": c["properties"], "relative_comm": rel,
              "broken_switches": c.get("broken_switches", 0),
              "predicted_cycles": cycles.get(c["policy"]),
+             "source": sources.get(c["policy"], "analytic"),
              "t_comm": t_comm * rel, "spares": spares}
     if spares and "error" not in spares:
         entry.update(n_spare=spares["n_spare"], expected_cost=spares["expected_cost"],
@@ -170,8 +174,12 @@ def _entry(rec: Recommendation, c: dict, factors: dict[str, float], default: str
 
 def store_ranking(rec: Recommendation, factors: dict[str, float], method: str,
                   final: bool, cycles: dict[str, int] | None = None, note: str = "",
-                  estimate=None) -> None:
+                  estimate=None, sources: dict[str, str] | None = None) -> None:
     """Rank the candidates with ``factors`` and store the answer (``final``: ready).
+
+    Each entry says where its factor came from (``source``: ``simulation``,
+    ``calibrated`` or ``analytic``): by default the method for the policies with
+    ``cycles``, the analytic score for the others.
 
     Reads neither the live occupancy nor, more than once, the spare model: the
     recommended nodes are the best candidate's ranked primaries (its prediction
@@ -181,7 +189,10 @@ def store_ranking(rec: Recommendation, factors: dict[str, float], method: str,
     default = rec.inputs["default_policy"]
     if default not in factors:
         default = min(factors, key=factors.get)
-    entries = [_entry(rec, c, factors, default, cycles or {}, estimate)
+    cycles = cycles or {}
+    if sources is None:
+        sources = dict.fromkeys(cycles, str(method))
+    entries = [_entry(rec, c, factors, default, cycles, estimate, sources)
                for c in rec.inputs["candidates"]]
     feasible = [e for e in entries if "error" not in e]
     _refuse_spread(feasible, rec.inputs.get("held_fraction", 0.0), simulated=bool(cycles))
@@ -280,12 +291,14 @@ def _refuse_spread(entries: list[dict], held_fraction: float, simulated: bool) -
         gain = 1 - entry["relative_comm"] / best_local["relative_comm"]
         other = best_local["policy"]
         if simulated and gain >= needed:
-            entry["reason"] += (f" Recommended although it {_join(why)}: the simulation shows "
+            measure = "calibration" if entry.get("source") == "calibrated" else "simulation"
+            entry["reason"] += (f" Recommended although it {_join(why)}: the {measure} shows "
                                 f"it {gain:.0%} faster than {other}, more than the "
                                 f"{needed:.0%} that is worth.")
             continue
-        shown = (f"the simulation shows it only {gain:.0%} faster" if gain > 0 else
-                 "the simulation shows it no faster") if simulated else \
+        measure = "calibration" if entry.get("source") == "calibrated" else "simulation"
+        shown = (f"the {measure} shows it only {gain:.0%} faster" if gain > 0 else
+                 f"the {measure} shows it no faster") if simulated else \
             "no simulation has finished yet to show it faster"
         entry["refused"] = (f"{_join(why)}; that is worth it only if it is at least "
                             f"{needed:.0%} faster than {other}, and {shown}")

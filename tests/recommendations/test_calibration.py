@@ -82,6 +82,7 @@ def test_a_live_prediction_on_the_calibrated_occupancy_reads_the_calibrations_ru
     assert not SimulationRun.objects.filter(origin=RunOrigin.PREDICTION,
                                             config__policy="diagonal").exists()
     live = {e["policy"]: e["predicted_cycles"] for e in rec.ranking if "error" not in e}
+    assert {e["source"] for e in rec.ranking if "error" not in e} == {"simulation"}
     assert live["diagonal"] == round(rec.inputs["calibrated_cycles"]["diagonal"])
 
 
@@ -93,7 +94,8 @@ def test_too_large_to_simulate_live_is_answered_calibrated_at_once(users, half, 
     assert not PolicyPrediction.objects.filter(recommendation=rec).exists()
     assert f"calibration {calibration.pk}" in rec.note and "8-16 nodes" in rec.note
     entries = [e for e in rec.ranking if "error" not in e]
-    assert all(e["predicted_cycles"] for e in entries)
+    assert all(e["predicted_cycles"] and e["source"] == "calibrated" for e in entries)
+    assert all("From this machine shape's calibration" in e["reason"] for e in entries)
     assert rec.recommended["method"] == "calibrated"
 
 
