@@ -8,6 +8,7 @@ from .bandwidth import exact_partition_bandwidth
 from .online import AllocationError
 from .policies import (
     BASELINE_POLICY,
+    CONTIGUOUS_POLICY,
     ONLINE_POLICIES,
     OWN_POLICIES,
     POLICIES,
@@ -23,6 +24,7 @@ from .topology import HyperX
 
 __all__ = [
     "BASELINE_POLICY",
+    "CONTIGUOUS_POLICY",
     "ONLINE_POLICIES",
     "OWN_POLICIES",
     "POLICIES",

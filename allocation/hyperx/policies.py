@@ -49,8 +49,9 @@ from .online import (
 from .ours import place_least_loaded_diagonal
 from .topology import HyperX
 
-__all__ = ["BASELINE_POLICY", "ONLINE_POLICIES", "OWN_POLICIES", "POLICIES", "REGISTRY",
-           "Policy", "allocate", "fits_formula", "static_partition", "static_partitions"]
+__all__ = ["BASELINE_POLICY", "CONTIGUOUS_POLICY", "ONLINE_POLICIES", "OWN_POLICIES", "POLICIES",
+           "REGISTRY", "Policy", "allocate", "fits_formula", "static_partition",
+           "static_partitions"]
 
 #: (p, ry, rx) index grids of shape (n, 1, 1), (1, n, 1), (1, 1, n), n, seed ->
 #: the (n, n^2) endpoint ids of the n partitions, in rank order.
@@ -129,6 +130,9 @@ OWN_POLICIES: tuple[str, ...] = tuple(name for name, p in REGISTRY.items() if no
 ONLINE_POLICIES: tuple[str, ...] = tuple(REGISTRY)
 #: The study's reference policy: results are given relative to it.
 BASELINE_POLICY = "diagonal"
+#: The policy that fills a machine in node order, as Slurm's linear placement does
+#: (what a busy machine's other jobs look like in a calibration).
+CONTIGUOUS_POLICY = "row"
 
 
 def _known(policy: str, names: tuple[str, ...]) -> Policy:

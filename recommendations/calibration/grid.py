@@ -2,7 +2,7 @@
 policy, seed) points, each on a synthetic occupancy of the machine shape.
 
 The occupancy at load ``u`` is other jobs holding ``round(u * nodes)`` endpoints,
-placed one after another contiguously (``row``, the way Slurm's linear placement
+placed one after another contiguously (``CONTIGUOUS_POLICY``, row: the way Slurm's linear placement
 fills a machine) with sizes drawn from powers of two between the concentration
 and an eighth of the machine: the background a live prediction sees on a busy
 machine (its held endpoints send permutation traffic). The job is then placed by
@@ -15,14 +15,29 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from allocation.hyperx import ONLINE_POLICIES, AllocationError, HyperX, MachineShape, allocate
+from allocation.hyperx import (
+    CONTIGUOUS_POLICY,
+    ONLINE_POLICIES,
+    AllocationError,
+    HyperX,
+    MachineShape,
+    allocate,
+)
+from allocation.hyperx.patterns import (
+    ALL2ALL,
+    ALLREDUCE,
+    RANDOM_INVOLUTION,
+    STENCIL4,
+    STENCIL8,
+    UNIFORM,
+)
 
 __all__ = ["CalibrationGrid", "CalibrationPoint", "default_grid", "grid_points",
            "point_partitions", "synthetic_occupancy"]
 
 #: Patterns in the order they are calibrated (a partial calibration answers the
 #: first ones first): the all-to-all, the most common and costly, leads.
-PATTERNS = ("all2all", "uniform", "allreduce", "stencil4", "stencil8", "random_involution")
+PATTERNS = (ALL2ALL, UNIFORM, ALLREDUCE, STENCIL4, STENCIL8, RANDOM_INVOLUTION)
 #: Machine loads (fraction of endpoints other jobs hold) of the study's scenarios.
 LOADS = (0.0, 0.5, 0.75)
 #: Seeds per point: the placement of random policies and the engine's draws.
@@ -129,7 +144,7 @@ def synthetic_occupancy(shape: MachineShape, load: float) -> np.ndarray:
     held = 0
     while held < want:
         size = min(1 << int(rng.integers(low, high + 1)), want - held)
-        taken = allocate(topology, free, "row", size)
+        taken = allocate(topology, free, CONTIGUOUS_POLICY, size)
         free[taken] = False
         held += size
     return np.nonzero(~free)[0].astype(np.int64)

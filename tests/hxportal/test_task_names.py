@@ -43,6 +43,9 @@ STABLE_NAMES = {
     "hxportal.tasks.recover_stale_runs": "hxportal.tasks.recover_stale_runs",
     "whatif.tasks.run_scenario": "whatif.tasks.run_scenario",
     "metrics.tasks.refresh_health_snapshots": "hx.metrics.refresh_health_snapshots",
+    "recommendations.tasks.calibrate_machines": "hx.recommendations.calibrate_machines",
+    "recommendations.tasks.refresh_calibrations": "hx.recommendations.refresh_calibrations",
+    "recommendations.tasks.prepare_calibration": "hx.recommendations.prepare_calibration",
 }
 
 
