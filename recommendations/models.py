@@ -105,6 +105,8 @@ class Calibration(models.Model):
     points_done = models.PositiveIntegerField(
         default=0, help_text="Succeeded runs the table was built from.")
     run_seconds = models.FloatField(default=0.0, help_text="Seconds its runs simulated.")
+    note = models.CharField(max_length=255, blank=True, default="",
+                            help_text="Points left out and why (e.g. over HX_SIM_MAX_BYTES).")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
                              on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(default=timezone.now, db_index=True)

@@ -128,7 +128,7 @@ class CalibrationSerializer(serializers.ModelSerializer):
     class Meta:
         model = Calibration
         fields = ["id", "url", "machine", "shape", "sides", "concentration", "engine_version",
-                  "status", "grid", "run_count", "points_done", "run_seconds", "progress",
+                  "status", "note", "grid", "run_count", "points_done", "run_seconds", "progress",
                   "patterns", "sweep", "created_at", "finished_at", "age_seconds"]
         read_only_fields = fields
 

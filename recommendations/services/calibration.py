@@ -152,7 +152,13 @@ def prepare_calibration(calibration_id: int) -> Calibration | None:
             return calibration
         machine, grid = calibration.machine, CalibrationGrid.from_dict(calibration.grid)
         shape = machine.geometry
-        runs = _point_runs(machine, grid, grid_points(grid, shape))
+        runs, calibration.note = _point_runs(machine, grid, grid_points(grid, shape))
+        if not runs:
+            calibration.status = CalibrationStatus.FAILED
+            calibration.run_count = 0
+            calibration.finished_at = timezone.now()
+            calibration.save(update_fields=["status", "run_count", "finished_at", "note"])
+            return calibration
         calibration.sweep = simulation.create_point_sweep(
             name=f"Calibration {calibration.pk} of {machine.name} ({shape.label})",
             base={"sides": list(shape.sides), "concentration": shape.concentration},
@@ -160,26 +166,38 @@ def prepare_calibration(calibration_id: int) -> Calibration | None:
             origin=RunOrigin.CALIBRATION, preset="calibration", user=calibration.user,
             machine=machine)
         calibration.run_count = len(runs)
-        calibration.save(update_fields=["sweep", "run_count"])
+        calibration.save(update_fields=["sweep", "run_count", "note"])
     return calibration
 
 
-def _point_runs(machine: Machine, grid: CalibrationGrid, points) -> list[tuple]:
-    """(point, engine config, partitions) of every point a policy can place."""
+def _point_runs(machine: Machine, grid: CalibrationGrid, points) -> tuple[list[tuple], str]:
+    """(point, engine config, partitions) of every point a policy can place and the
+    portal may simulate, and what was left out, in words (a point over
+    ``HX_SIM_MAX_BYTES``: a 65,536-node machine's runs need about 1.5 GiB each)."""
     shape = machine.geometry
     held = {load: synthetic_occupancy(shape, load) for load in grid.loads}
-    runs = []
+    runs, refused, unplaced = [], {}, 0
     for point in points:
         settings_ = prediction_settings(list(shape.sides), shape.concentration, point.pattern,
                                         point.node_count, point.policy,
                                         background=held[point.load].size >= 2)
         settings_["seed"] = point.seed
-        cfg = simulation.validate_config(settings_)
+        try:
+            cfg = simulation.validate_config(settings_)
+        except ValidationError as exc:
+            field, messages = next(iter(exc.message_dict.items()))
+            refused.setdefault(f"{field}: {messages[0]}", 0)
+            refused[f"{field}: {messages[0]}"] += 1
+            continue
         parts = point_partitions(shape, point, cfg.ranks, held[point.load])
         if parts is None:
+            unplaced += 1
             continue
         runs.append((point.as_dict(), cfg, [p.tolist() for p in parts]))
-    return runs
+    words = [f"{n} points refused ({why})" for why, n in refused.items()]
+    if unplaced:
+        words.append(f"{unplaced} points no policy could place")
+    return runs, "; ".join(words)[:255]
 
 
 def refresh_calibration(calibration: Calibration) -> Calibration:

@@ -199,3 +199,15 @@ def test_the_issues_large_machine_is_not_simulated_live_but_calibrated(users, se
         == {k: v for k, v in live.items() if k != "ranks" and k != "message_packets"}
     parts = stored_partitions(point.parameters)
     assert parts[0].size == 256 and parts[1].size == 2048
+
+
+def test_points_the_portal_may_not_simulate_are_left_out_and_said(half, settings):
+    """A run over HX_SIM_MAX_BYTES (a 65,536-node machine's need about 1.5 GiB) is not
+    made; the calibration says how many and why, and fails when none is left."""
+    settings.HX_SIM_MAX_BYTES = 1 << 20
+    calibration, _ = recommendations.start_calibration(half, axes=AXES)
+    calibration = recommendations.prepare_calibration(calibration.pk)
+    assert calibration.status == "failed" and calibration.run_count == 0
+    assert calibration.note.startswith("24 points refused (")
+    assert "the run would need" in calibration.note
+    assert not SimulationRun.objects.exists()
