@@ -356,10 +356,7 @@ def start_missing_calibrations() -> list[Calibration]:
         if key in seen:
             continue
         seen.add(key)
-        if Calibration.objects.filter(_same_shape(machine)).exclude(
-                status__in=[CalibrationStatus.FAILED, CalibrationStatus.CANCELLED]).exists():
-            continue
-        calibration, created = start_calibration(machine)
+        calibration, created = start_calibration_if_missing(machine)
         if created:
             started.append(calibration)
     return started
@@ -379,10 +376,11 @@ def refresh_running_calibrations() -> int:
 
 
 def start_calibration_if_missing(machine: Machine) -> tuple[Calibration | None, bool]:
-    """(the running calibration of the machine's shape, started now?): one is started
-    when none runs and ``HX_CALIBRATE_AUTOMATICALLY`` is on; (None, False) otherwise."""
-    running = Calibration.objects.filter(_same_shape(machine),
-                                         status=CalibrationStatus.RUNNING).first()
-    if running is not None or not settings.HX_CALIBRATE_AUTOMATICALLY:
-        return running, False
+    """(the shape's latest calibration on this engine, started now?): one is started
+    only when the shape has none at all and ``HX_CALIBRATE_AUTOMATICALLY`` is on; a
+    failed or cancelled one is not restarted behind the operator's back (its note
+    says why it failed; the page, the API or ``hx_calibrate`` start a new one)."""
+    latest = Calibration.objects.filter(_same_shape(machine)).first()
+    if latest is not None or not settings.HX_CALIBRATE_AUTOMATICALLY:
+        return latest, False
     return start_calibration(machine)

@@ -24,6 +24,7 @@ from hxportal import ownership
 from hxportal.errors import ConflictError
 from hxportal.runs import enqueue
 from recommendations import constants
+from recommendations.choices import CalibrationStatus
 from recommendations.models import (
     PolicyPrediction,
     Recommendation,
@@ -231,14 +232,23 @@ def _calibrated_note(calibrated, live: bool, analytic: set[str]) -> str:
 
 def _calibrating_note(machine: Machine) -> str:
     """Why an answer is analytic: the machine is too large to simulate within the
-    deadline and its calibration has no result for this yet (started now if none runs)."""
-    running, _ = calibration.start_calibration_if_missing(machine)
-    if running is None:
-        return ("too large to simulate within the deadline and not calibrated: ranked by "
-                "the analytic score")
-    progress = calibration.calibration_progress(running)
-    return (f"calibration {running.pk} of this machine shape is running ({progress['done']} "
-            f"of {progress['total']} runs): ranked by the analytic score until it answers")[:255]
+    deadline and its shape's calibration has no result for this job (yet): running
+    (started now if the shape had none), failed or cancelled, or none at all."""
+    latest, _ = calibration.start_calibration_if_missing(machine)
+    if latest is None:
+        note = ("too large to simulate within the deadline and not calibrated "
+                "(HX_CALIBRATE_AUTOMATICALLY is off): ranked by the analytic score")
+    elif latest.status == CalibrationStatus.RUNNING:
+        progress = calibration.calibration_progress(latest)
+        note = (f"calibration {latest.pk} of this machine shape is running "
+                f"({progress['done']} of {progress['total']} runs): ranked by the analytic "
+                "score until it answers")
+    else:
+        note = (f"too large to simulate within the deadline; calibration {latest.pk} of this "
+                f"machine shape {latest.status} without a result for this job"
+                + (f" ({latest.note})" if latest.note else "")
+                + ": ranked by the analytic score; start a new calibration to answer it")
+    return note[:255]
 
 
 def refresh(rec: Recommendation) -> Recommendation:

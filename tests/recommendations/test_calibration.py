@@ -211,3 +211,18 @@ def test_points_the_portal_may_not_simulate_are_left_out_and_said(half, settings
     assert calibration.note.startswith("24 points refused (")
     assert "the run would need" in calibration.note
     assert not SimulationRun.objects.exists()
+
+
+def test_a_failed_calibration_is_not_restarted_behind_the_operators_back(
+        users, half, settings, monkeypatch):
+    settings.HX_CALIBRATE_AUTOMATICALLY = True
+    settings.HX_SIM_MAX_BYTES = 1 << 20
+    monkeypatch.setattr(recommendation_constants, "LIVE_DEADLINE_SHARE", 0.0)
+    ask(users, half)
+    failed = recommendations.prepare_calibration(Calibration.objects.get().pk)
+    assert failed.status == "failed"
+    rec = ask(users, half, t_cmpt=101.0)
+    assert rec.method == "analytic" and f"calibration {failed.pk} of this machine shape " \
+        "failed without a result for this job (" in rec.note and "points refused" in rec.note
+    assert recommendations.start_missing_calibrations() == []
+    assert Calibration.objects.count() == 1
