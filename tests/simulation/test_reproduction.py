@@ -397,3 +397,28 @@ def test_aggregation_and_preset_are_pure():
             "'rest_framework', 'hxportal', 'simulation.models', 'simulation.services'))]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=120)
+
+
+def test_the_reference_command_reuses_what_this_engine_already_ran(tmp_path, capsys):
+    """--reuse keeps the stored runs of the same engine, point and configuration and
+    simulates only the others (here the one whose configuration hash is not its own)."""
+    import json
+
+    from django.core.management import call_command
+
+    from simulation import reproduction_report
+
+    stored = json.loads(reproduction_report.REFERENCE_PATH.read_text(encoding="utf-8"))
+    records = stored["records"]
+    cheapest = min(range(len(records)), key=lambda i: records[i]["completion_cycles"] or 1e9)
+    records[cheapest] = {**records[cheapest], "config_hash": "0" * 64,
+                         "completion_cycles": -1}
+    path = tmp_path / "reference.json"
+    path.write_text(json.dumps(stored), encoding="utf-8")
+    call_command("hx_reproduction_reference", "--seeds", str(stored["seeds"]), "--reuse",
+                 "--output", str(path))
+    assert f"{len(records) - 1} runs reused, 1 to simulate" in capsys.readouterr().out
+    again = json.loads(path.read_text(encoding="utf-8"))["records"]
+    assert again[cheapest]["completion_cycles"] > 0
+    assert [r["completion_cycles"] for i, r in enumerate(again) if i != cheapest] == \
+        [r["completion_cycles"] for i, r in enumerate(records) if i != cheapest]

@@ -26,9 +26,32 @@ def _record(item: tuple[int, dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
     """One point simulated, as the record the report aggregates."""
     number, point, config = item
     summary = services.summarise(services.simulate_inline(config))
-    return {"run": number, "point": point, "status": "succeeded", "error": "",
+    return {"run": number, "point": point, "config_hash": _hash(config),
+            "status": "succeeded", "error": "",
             "completion_cycles": summary.get("target_cycles"),
             "makespan_cycles": summary.get("makespan_cycles")}
+
+
+def _hash(config: dict[str, Any]) -> str:
+    return services.config_hash(services.canonical_config(services.validate_config(config)))
+
+
+def _key(point: dict[str, Any]) -> str:
+    return json.dumps(point, sort_keys=True)
+
+
+def _reusable(path: Path) -> dict[str, dict[str, Any]]:
+    """Records of an earlier reference made by this engine version, by point: the
+    engine is deterministic, so the same point and configuration give the same run.
+    A record with a configuration hash is reused only when the hash still matches."""
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if body.get("engine_version") != ENGINE_VERSION:
+        return {}
+    return {_key(r["point"]): r for r in body.get("records", [])
+            if r.get("status") == "succeeded"}
 
 
 class Command(BaseCommand):
@@ -43,18 +66,31 @@ class Command(BaseCommand):
                             help="Seeds of the Table 4 part (default 2, as docs/domain.md 6.8).")
         parser.add_argument("--processes", type=int, default=1)
         parser.add_argument("--output", default=str(reproduction_report.REFERENCE_PATH))
+        parser.add_argument("--reuse", action="store_true",
+                            help="keep the runs of the existing reference (same engine "
+                                 "version, point and configuration) and simulate only the "
+                                 "others, e.g. the seeds added by a larger --seeds")
 
     def handle(self, *args, **options):
         try:
             items = reproduction_preset.reproduction_configs(options["seeds"])
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
-        work = [(i + 1, point, config) for i, (point, config) in enumerate(items)]
-        records = []
+        known = _reusable(Path(options["output"])) if options["reuse"] else {}
+        records: dict[int, dict[str, Any]] = {}
+        work = []
+        for i, (point, config) in enumerate(items):
+            old = known.get(_key(point))
+            if old is not None and old.get("config_hash", _hash(config)) == _hash(config):
+                records[i + 1] = {**old, "run": i + 1, "config_hash": _hash(config)}
+            else:
+                work.append((i + 1, point, config))
+        self.stdout.write(f"{len(records)} runs reused, {len(work)} to simulate")
         with ProcessPoolExecutor(max_workers=max(1, options["processes"])) as pool:
-            for record in pool.map(_record, work):
-                records.append(record)
-                self.stdout.write(f"{len(records)}/{len(work)} {record['point']}")
+            for done, record in enumerate(pool.map(_record, work), start=1):
+                records[record["run"]] = record
+                self.stdout.write(f"{done}/{len(work)} {record['point']}")
+        records = [records[n] for n in sorted(records)]
         body = {"engine_version": ENGINE_VERSION, "seeds": options["seeds"],
                 "computed_at": timezone.now().isoformat(timespec="seconds"),
                 "run_count": len(records), "records": records}
