@@ -48,7 +48,7 @@ __all__ = [
     "calibration_progress",
     "cancel_calibration",
     "current_calibration",
-    "live_run_seconds",
+    "prepare_calibration",
     "refresh_calibration",
     "refresh_running_calibrations",
     "start_calibration",
@@ -173,7 +173,7 @@ def prepare_calibration(calibration_id: int) -> Calibration | None:
 def _point_runs(machine: Machine, grid: CalibrationGrid, points) -> tuple[list[tuple], str]:
     """(point, engine config, partitions) of every point a policy can place and the
     portal may simulate, and what was left out, in words (a point over
-    ``HX_SIM_MAX_BYTES``: a 65,536-node machine's runs need about 1.5 GiB each)."""
+    ``HX_SIM_MAX_BYTES``: a 65,536-node machine's runs are estimated at up to 3.1 GiB)."""
     shape = machine.geometry
     held = {load: synthetic_occupancy(shape, load) for load in grid.loads}
     runs, refused, unplaced = [], {}, 0
@@ -230,17 +230,18 @@ def refresh_calibration(calibration: Calibration) -> Calibration:
 
 
 def _point_results(calibration: Calibration):
+    """Each succeeded run's point, completion and simulation time, read as JSON keys
+    (a run's full result holds every partition: thousands of endpoints a run on a
+    large machine). A reused run's time is its source's, so it estimates a live run."""
     rows = (SimulationRun.objects.filter(sweep_id=calibration.sweep_id,
                                          status=RunStatus.SUCCEEDED)
-            .values_list("parameters", "result", "wall_seconds").iterator(chunk_size=500))
-    for parameters, result, wall in rows:
-        point, result = parameters.get("point") or {}, result or {}
-        apps = result.get("apps") or [{}]
-        cycles = apps[0].get("completion_cycles") if result.get("completed") else None
+            .values_list("parameters__point", "summary__target_cycles", "summary__completed",
+                         "result__wall_seconds").iterator(chunk_size=1000))
+    for point, cycles, completed, wall in rows:
         yield PointResult(pattern=point["pattern"], node_count=int(point["node_count"]),
                           load=float(point["load"]), policy=point["policy"],
-                          completion_cycles=cycles,
-                          wall_seconds=float(result.get("wall_seconds") or wall or 0.0))
+                          completion_cycles=cycles if completed else None,
+                          wall_seconds=float(wall or 0.0))
 
 
 def cancel_calibration(calibration: Calibration) -> Calibration:
@@ -275,13 +276,15 @@ def current_calibration(machine: Machine) -> Calibration | None:
 
 
 class CalibratedAnswer:
-    """Completion cycles per policy for one question, from ``calibration``."""
+    """Completion cycles per policy for one question, from ``calibration``, and the
+    seconds one live run of it is expected to take (the calibration's own run times)."""
 
     def __init__(self, calibration: Calibration, cycles: dict[str, float],
-                 coverage: Coverage) -> None:
+                 coverage: Coverage, run_seconds: float | None) -> None:
         self.calibration = calibration
         self.cycles = cycles
         self.coverage = coverage
+        self.run_seconds = run_seconds
 
     def note(self) -> str:
         age = timezone.now() - (self.calibration.finished_at or self.calibration.created_at)
@@ -312,22 +315,13 @@ def calibrated_answer(machine: Machine, pattern: str, node_count: int,
     if calibration is None or not calibration.points_done:
         return None
     table = CalibrationTable.from_dict(calibration.table)
-    found = table.completion_cycles(constants.KERNELS[pattern], node_count, load)
+    kernel = constants.KERNELS[pattern]
+    found = table.completion_cycles(kernel, node_count, load)
     if found is None:
         return None
     cycles, coverage = found
-    return CalibratedAnswer(calibration, cycles, coverage)
-
-
-def live_run_seconds(machine: Machine, pattern: str, node_count: int,
-                     load: float) -> float | None:
-    """What one live prediction run of this job is expected to take on one process,
-    from the calibration's own run times (None before any calibration run ended)."""
-    calibration = current_calibration(machine)
-    if calibration is None or not calibration.points_done:
-        return None
-    return CalibrationTable.from_dict(calibration.table).run_seconds(
-        constants.KERNELS[pattern], node_count, load)
+    return CalibratedAnswer(calibration, cycles, coverage,
+                            table.run_seconds(kernel, node_count, load))
 
 
 def calibration_progress(calibration: Calibration) -> dict[str, Any]:

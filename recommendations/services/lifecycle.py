@@ -181,7 +181,7 @@ def _create(user, machine: Machine, name: str, external_id: str, inputs: dict,
         return rec
     calibrated = calibration.calibrated_answer(machine, inputs["pattern"],
                                                inputs["node_count"], rec.inputs["held_fraction"])
-    live = _live_fits(machine, rec, len(feasible))
+    live = _live_fits(rec, len(feasible), calibrated.run_seconds if calibrated else None)
     if calibrated is not None:
         rec.calibration = calibrated.calibration
         rec.inputs["calibrated_cycles"] = calibrated.cycles
@@ -207,14 +207,11 @@ def _create(user, machine: Machine, name: str, external_id: str, inputs: dict,
     return rec
 
 
-def _live_fits(machine: Machine, rec: Recommendation, policies: int) -> bool:
+def _live_fits(rec: Recommendation, policies: int, run_seconds: float | None) -> bool:
     """Whether every policy's live simulation is expected to end well within the
-    deadline on the worker processes predictions can count on: the calibration's own
-    run times say how long one run takes, else the engine's rate estimate does."""
-    seconds = calibration.live_run_seconds(machine, rec.pattern, rec.node_count,
-                                           rec.inputs["held_fraction"])
-    if seconds is None:
-        seconds = expected_run_seconds(rec)
+    deadline on the worker processes predictions can count on: one run takes
+    ``run_seconds`` (the calibration's own run times), else the engine's rate estimate."""
+    seconds = run_seconds if run_seconds is not None else expected_run_seconds(rec)
     runs = policies * len(constants.PREDICTION_SEEDS)
     expected = seconds * runs / settings.HX_PREDICTION_PROCESSES
     rec.inputs["expected_live_seconds"] = round(expected, 2)
