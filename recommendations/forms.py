@@ -37,3 +37,18 @@ class RecommendationForm(forms.Form):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         preselect_only_machine(self)
+
+
+PATTERN_CHOICES = [(p, label) for p, label in CommPattern.choices if p != CommPattern.UNKNOWN]
+
+
+class CalibrationStartForm(forms.Form):
+    machine = forms.ModelChoiceField(queryset=Machine.objects.order_by("name"),
+                                     to_field_name="name")
+    patterns = forms.MultipleChoiceField(
+        choices=PATTERN_CHOICES, required=False, widget=forms.CheckboxSelectMultiple,
+        help_text="None ticked: every pattern (the all-to-all is calibrated first).")
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        preselect_only_machine(self)

@@ -3,30 +3,19 @@ one), and one calibration's grid, progress and what it answers, drawn per patter
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect
 from django.views import View
 from django.views.generic import DetailView, TemplateView
 
-from allocation.models import CommPattern, Machine
 from hxportal.roles import Role
 from hxportal.views import RoleRequiredMixin, ServiceFormView
 from recommendations import constants
 from recommendations import services as recommendations
 from recommendations.charts import calibration_charts
+from recommendations.forms import CalibrationStartForm
 from recommendations.models import Calibration, CalibrationStatus
-
-PATTERN_CHOICES = [(p, label) for p, label in CommPattern.choices if p != CommPattern.UNKNOWN]
-
-
-class CalibrationStartForm(forms.Form):
-    machine = forms.ModelChoiceField(queryset=Machine.objects.order_by("name"),
-                                     to_field_name="name")
-    patterns = forms.MultipleChoiceField(
-        choices=PATTERN_CHOICES, required=False, widget=forms.CheckboxSelectMultiple,
-        help_text="None ticked: every pattern (the all-to-all is calibrated first).")
 
 
 class CalibrationListView(RoleRequiredMixin, TemplateView):
