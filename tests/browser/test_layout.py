@@ -76,6 +76,8 @@ VARIANTS = {
         "/jobs/{bench_job}/select-fastest/?benchmark=stream&n_node=12"],
     "simulation/runs/<int:pk>/": ["/simulation/runs/{run}/", "/simulation/runs/{failed}/"],
     "simulation/sweeps/<int:pk>/": ["/simulation/sweeps/{sweep}/"],
+    "recommendations/calibrations/<int:pk>/": [
+        "/recommendations/calibrations/{calibration}/?load=0.375"],
     "spares/": ["/spares/?n_node=100&p_abn=0.005&alpha_abn=10&t_bench=0.1&t_cmpt=10"],
 }
 
@@ -116,8 +118,14 @@ def seed_site(owner, m4) -> dict:
                                      parameters={"policy": ["row", "diagonal"]})
     for sweep_run in sweep.runs.all():
         simulations.execute_run(sweep_run.pk)
+    calibration, _ = recommendations.start_calibration(hx, axes={
+        "patterns": ["all2all"], "sizes": [8, 32], "loads": [0.375], "seeds": [0],
+        "policies": ["row", "diagonal", "random_switch"]})
+    calibration = recommendations.prepare_calibration(calibration.pk)
+    for calibration_run in calibration.sweep.runs.all():
+        simulations.execute_run(calibration_run.pk)
     return {"rec": rec.pk, "run": done.pk, "failed": failed.pk, "job": held[0].pk,
-            "bench_job": benchmarked.pk, "sweep": sweep.pk}
+            "bench_job": benchmarked.pk, "sweep": sweep.pk, "calibration": calibration.pk}
 
 
 def page_routes() -> tuple[list[str], list[str]]:
