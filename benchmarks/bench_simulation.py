@@ -107,7 +107,7 @@ def run_one(row: str, cycles: int, big_cycles: int) -> dict:
 
 
 def _env(root: Path) -> dict:
-    return dict(os.environ, PYTHONPATH=str(root), DJANGO_SETTINGS_MODULE="hxportal.settings")
+    return dict(os.environ, PYTHONPATH=str(root))
 
 
 def _spawn(root: Path, row: str, args: argparse.Namespace) -> dict:
