@@ -140,10 +140,7 @@ F_VCSET = 8
 F_STEP = 9
 F_DRANK = 10
 F_MEAS = 11
-# a record is padded to 16 int32 (64 bytes) and the pool is 64-byte aligned, so
-# that every packet record is one cache line (the large machine's packets are
-# read at random: a 48-byte record straddles two lines in two cases of three)
-N_FIELDS = 16
+N_FIELDS = 12
 
 
 @njit(cache=True, inline="always")
@@ -169,8 +166,7 @@ H_TIED = 3  # bit mask of the local ports tied at that cost, all unavailable the
 H_WATCH = 4  # bit mask of the local ports whose change may turn the failure (-1: all)
 H_PKT = 5  # the head packet (in_q[ivc, in_h[ivc]]) while the VC holds one
 H_RDY = 6  # its head's arrival cycle (pk[., F_READY]); -1: the VC is empty
-# (column 7 unused: a record of 8 int64 in a 64-byte aligned table is one cache line)
-N_H = 8
+N_H = 7
 
 # columns of the per-output-VC head record ``ohead``: the same for output queues,
 # so that the link and crossbar stages read one record instead of the chain

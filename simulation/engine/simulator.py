@@ -132,7 +132,7 @@ def _packet_pool(config: SimConfig, net: Network, n_ranks: int) -> dict:
     st = np.zeros(L.N_ST, np.int64)
     st[L.S_FREE] = npool
     return dict(
-        pk=_aligned((npool, N_FIELDS), np.int32, 0),
+        pk=np.zeros((npool, N_FIELDS), np.int32),
         free_stack=np.arange(npool - 1, -1, -1, dtype=np.int32),
         st=st,
         rng=new_state(np.random.SeedSequence([config.seed, 0x51]).generate_state(1)[0]),
@@ -159,7 +159,7 @@ def _network_state(config: SimConfig, net: Network, vt: int, rank_ep: np.ndarray
         ocred=np.full(nvc, config.input_buffer_packets, i32),
         xin_busy=z(n_ports, i64),
         in_rr=z(n_ports),
-        head=_aligned((nvc, L.N_H), i64, -1),
+        head=np.full((nvc, L.N_H), -1, i64),
         ip_wake=np.full(n_ports, L.NEVER, i64),
         ip_watch=z(n_ports, i64),
         out_q=np.zeros((nvc, config.output_buffer_packets), i32),
@@ -284,20 +284,9 @@ def _call_loop(
     )  # fmt: skip
 
 
-def _aligned(shape: tuple[int, int], dtype: type, fill: int) -> np.ndarray:
-    """A C-ordered table filled with ``fill`` whose data starts on a 64-byte
-    boundary, so that rows of 64 bytes are one cache line each."""
-    size = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    raw = np.empty(size + 64, np.uint8)
-    off = (-raw.ctypes.data) % 64
-    out = raw[off : off + size].view(dtype).reshape(shape)
-    out.fill(fill)
-    return out
-
-
 def _switch_table(n_sw: int) -> np.ndarray:
     """Per-switch bookkeeping of the event-driven loop (``loop.SW_*`` columns)."""
-    swst = _aligned((n_sw, L.N_SW), np.int64, 0)
+    swst = np.zeros((n_sw, L.N_SW), np.int64)
     swst[:, L.SW_WAKE] = L.NEVER
     swst[:, L.SW_LINK] = L.NEVER
     return swst
@@ -312,7 +301,7 @@ def _endpoint_ranks(rank_ep: np.ndarray, n_ep: int) -> np.ndarray:
 
 def _grow(pk: np.ndarray, free_stack: np.ndarray, st: np.ndarray) -> tuple:
     n = pk.shape[0]
-    pk2 = _aligned((2 * n, pk.shape[1]), pk.dtype, 0)
+    pk2 = np.zeros((2 * n, pk.shape[1]), pk.dtype)
     pk2[:n] = pk
     fs = np.zeros(2 * n, free_stack.dtype)
     top = int(st[L.S_FREE])
