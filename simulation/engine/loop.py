@@ -231,7 +231,7 @@ def _cand_wake(go, v, t, out_used, xout_busy, vt, bout):
 
 @njit(cache=True, inline="always", error_model="numpy")
 def route(
-    sw, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm, ocred, bin_cap,
+    sw, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm, out_down_in, credits, bin_cap,
     head, ivc, port_stamp, port_occ, cm,
 ):  # fmt: skip
     """Choose ``(out_local_port, vc, deroute)`` for packet ``p`` at switch ``sw``.
@@ -265,15 +265,8 @@ def route(
     only consumed the generator).  This relies on a candidate's cost being a
     function of its own output port's state and the packet.
 
-    *Credits upstream.*  ``ocred[go * vt + v]`` is the credit count of the
-    downstream input VC ``v`` of network output port ``go``, kept at the
-    output port (the credit return and the link stage update it there), so
-    that a candidate's cost is read from its own port's records only, not
-    from the downstream switch's (one random cache line less per candidate
-    on the large machine).
-
     *Port occupancy.*  ``port_occ[go]`` is the sum over the VCs of output
-    port ``go`` of ``out_used + bin_cap - ocred`` (its output slots in use
+    port ``go`` of ``out_used + bin_cap - credits`` (its output slots in use
     plus the downstream input slots not yet credited back), kept up to date
     by the cycle loop where either term changes (grant, output slot freed,
     link send, credit return): the ``port_vc`` cost reads one counter
@@ -381,7 +374,7 @@ def route(
             m &= m - 1
             go = g0 + lp
             v = best_vc(go, lo, hi, out_used, vt, bout + 1)  # full VCs compete too
-            occ = out_used[go * vt + v] + bin_cap - ocred[go * vt + v]
+            occ = out_used[go * vt + v] + bin_cap - credits[out_down_in[go] * vt + v]
             if port_vc:
                 occ += port_occ[go]
             cost = np.int64(occ) * phits
@@ -441,7 +434,8 @@ def route(
                     continue
             else:
                 v = best_vc(go, lo, hi, out_used, vt, bout + 1)  # full VCs compete too
-            occ = out_used[go * vt + v] + bin_cap - ocred[go * vt + v]
+            down = out_down_in[go] * vt
+            occ = out_used[go * vt + v] + bin_cap - credits[down + v]
             if port_vc:  # the whole port's load (every VC), as the study's router adds
                 occ += port_occ[go]
             cost = np.int64(occ) * phits
@@ -691,7 +685,6 @@ def run_cycles(
     in_n,
     in_port_n,
     credits,
-    ocred,
     xin_busy,
     in_rr,
     head,
@@ -809,12 +802,9 @@ def run_cycles(
         b = t % n_wheel
         for i in range(cwheel_n[b]):
             ivc = cwheel[b, i]
-            gi = ivc // vt
-            uo = in_up_out[gi]
-            if uo < 0:  # an endpoint's injection port: its credits live here
-                credits[ivc] += 1
-            else:  # the upstream port's cost changed and its link may send
-                ocred[uo * vt + ivc - gi * vt] += 1
+            credits[ivc] += 1
+            uo = in_up_out[ivc // vt]
+            if uo >= 0:  # the upstream port's cost changed and its link may send
                 su = uo // pt
                 lu = uo - su * pt
                 port_occ[uo] -= 1
@@ -1071,10 +1061,10 @@ def run_cycles(
                         continue
                     p = ohead[ovc, OH_PKT]
                     if down >= 0:
-                        if ocred[ovc] <= 0:
-                            continue  # its credit return wakes the link
-                        ocred[ovc] -= 1
                         dvc = down * vt + v
+                        if credits[dvc] <= 0:
+                            continue  # its credit return wakes the link
+                        credits[dvc] -= 1
                         port_occ[g] += 1
                         _touch(g, s, lp, pt, st, port_stamp, swst)
                         if in_n[dvc] == 0:
@@ -1218,7 +1208,7 @@ def run_cycles(
                     while True:
                         olp, ov, der = route(
                             s, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm,
-                            ocred, bin_cap, head, ivc, port_stamp, port_occ, cm,
+                            out_down_in, credits, bin_cap, head, ivc, port_stamp, port_occ, cm,
                         )
                         if olp != -2:
                             break

@@ -49,8 +49,8 @@ __all__ = ["MemoryEstimate", "MemoryLimitError", "MemoryPart", "check_memory",
            "estimate_memory", "format_bytes"]
 
 I32, I64 = 4, 8
-#: Bytes per VC besides its queues: seven int32 counters, the head records.
-VC_STATE = 7 * I32 + (L.N_H + L.N_OH) * I64
+#: Bytes per VC besides its queues: six int32 counters, the head records.
+VC_STATE = 6 * I32 + (L.N_H + L.N_OH) * I64
 #: Bytes per port: thirteen counters and wake-ups, two slots of the switch FIFO,
 #: three port tables (built in int64, kept in int32) and the link's utilisation
 #: in the result (Python objects, mostly in memory freed earlier; calibrated).

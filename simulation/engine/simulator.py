@@ -153,10 +153,7 @@ def _network_state(config: SimConfig, net: Network, vt: int, rank_ep: np.ndarray
         in_h=z(nvc),
         in_n=z(nvc),
         in_port_n=z(n_ports),
-        # credits of the input VCs fed by endpoints (injection); those of the
-        # network's input VCs are kept upstream, per output VC (``ocred``)
         credits=np.full(nvc, config.input_buffer_packets, i32),
-        ocred=np.full(nvc, config.input_buffer_packets, i32),
         xin_busy=z(n_ports, i64),
         in_rr=z(n_ports),
         head=np.full((nvc, L.N_H), -1, i64),
@@ -266,7 +263,7 @@ def _call_loop(
         net.coords, net.dim_base, net.out_down_in, net.in_up_out,
         pool["pk"], pool["free_stack"],
         s["in_q"], s["in_h"], s["in_n"], s["in_port_n"],
-        s["credits"], s["ocred"], s["xin_busy"], s["in_rr"], s["head"],
+        s["credits"], s["xin_busy"], s["in_rr"], s["head"],
         s["ip_wake"], s["ip_watch"],
         s["out_q"], s["out_h"], s["out_n"], s["ohead"], s["out_port_n"],
         s["out_used"], s["xout_busy"], s["link_busy"],
@@ -331,9 +328,10 @@ def _check_conservation(st: np.ndarray, npool: int, state: dict) -> None:
 def _check_port_occupancy(net: Network, vt: int, bin_cap: int, state: dict) -> None:
     """The loop's incremental per-port occupancy counters against a recount."""
     occ = state["out_used"].reshape(-1, vt).sum(axis=1, dtype=np.int64)
-    net_ports = net.out_down_in >= 0
-    cr = state["ocred"].reshape(-1, vt).sum(axis=1, dtype=np.int64)
-    occ[net_ports] += vt * bin_cap - cr[net_ports]
+    down = net.out_down_in
+    net_ports = down >= 0
+    cr = state["credits"].reshape(-1, vt).sum(axis=1, dtype=np.int64)
+    occ[net_ports] += vt * bin_cap - cr[down[net_ports]]
     if not np.array_equal(occ, state["port_occ"]):
         raise RuntimeError("per-port occupancy counters out of step with the VC counters")
 
