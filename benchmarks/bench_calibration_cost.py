@@ -4,21 +4,23 @@ For 8x8 c=8, 16x16 c=16 and 16x16x16 c=16 (65,536 nodes) the script counts the
 default grid's runs (``default_grid`` / ``grid_points``: patterns x loads x sizes x
 policies x seeds), then prices them with a cost model fitted on measured runs:
 
-    seconds of one run = cycles x (busy endpoints / rate + ports / port_rate) + setup
+    seconds of one run = cycles x (b_pattern x ranks^k_pattern + a_shape x held) [+ setup]
 
-* busy endpoints: the job's ranks plus the synthetic occupancy's held endpoints (the
-  background traffic); cycles: how long the run simulates (its completion);
-* rate (endpoint-cycles per second) is fitted per shape on full runs of calibration
-  points (8x8: one policy and seed per (pattern, size, load) class, plus the
-  all-to-all points of ``calibration_agreement.py`` when cached; 16x16: the
-  all-to-all points at 50 % load that ``calibration_agreement.py`` ran);
-* on 16x16x16 no full run is made: two truncated runs (``max_cycles``) of the same
-  point differ only by cycles, so their difference gives the per-cycle cost (and the
-  shorter one the setup); a point with 16 busy endpoints on the idle machine gives
-  the per-port cost of the network itself (``port_rate``);
-* cycles of points not measured: the cycles measured for the same pattern and load
-  at the nearest size (any shape, largest first): every kernel moves the study's
-  16,384 phits per rank, so completion is volume-bound and nearly size-independent.
+* cycles: how long the run simulates (its completion); ranks: the job's; held: the
+  synthetic occupancy's endpoints, which send background traffic;
+* b, k per pattern: from full runs on the empty 8x8 (one policy and seed per size;
+  the per-cycle work of a kernel grows with its ranks, the all-to-all's faster than
+  linearly as each rank cycles through its peers);
+* a per shape: the background's seconds per held endpoint and cycle, from the shape's
+  loaded runs (8x8: one per (pattern, size, load) class; 16x16: the all-to-all points
+  at 50 % load that ``calibration_agreement.py`` ran, when cached);
+* 65,536 nodes: no full run; truncated runs (``max_cycles``) of a 16-rank point on the
+  idle and on the half-full machine, two lengths each: the difference in seconds over
+  the difference in cycles gives the per-cycle cost without setup, the idle one the
+  machine's own per-cycle cost, the loaded one ``a`` there;
+* cycles of points not measured: those measured for the same pattern and load at the
+  nearest size (largest shape first): every kernel moves the study's 16,384 phits per
+  rank, so completion is volume-bound and nearly size- and shape-independent.
 
 Then: total CPU time per shape, and for the 65,536-node machine the wall time
 against worker processes by list scheduling (longest run first) of the estimated run
@@ -45,6 +47,7 @@ from dataclasses import replace
 from multiprocessing import Pool
 from pathlib import Path
 
+import numpy as np
 from _calibration_runs import (
     Task,
     cached,
@@ -70,11 +73,6 @@ DEFAULT_MAX_BYTES = 1 << 30
 MEASURE_MAX_BYTES = 16 << 30
 
 
-def ports(shape: MachineShape) -> int:
-    switches = math.prod(shape.sides)
-    return switches * (shape.concentration + sum(s - 1 for s in shape.sides))
-
-
 def point_busy(shape: MachineShape, point: CalibrationPoint) -> tuple[int, int]:
     """(busy endpoints, the engine's memory estimate in bytes) of a point."""
     from simulation.engine import SimConfig
@@ -87,7 +85,7 @@ def point_busy(shape: MachineShape, point: CalibrationPoint) -> tuple[int, int]:
             estimate_memory(SimConfig.from_dict(config)).total)
 
 
-def sample_tasks(cache: Path) -> tuple[list[Task], list[Task]]:
+def sample_tasks() -> tuple[list[Task], list[Task]]:
     """(full runs on 8x8: one per class; truncated runs on 16x16x16)."""
     small = SHAPES[0]
     grid = default_grid(small)
@@ -105,18 +103,6 @@ def sample_tasks(cache: Path) -> tuple[list[Task], list[Task]]:
             truncated.append(replace(base, label=("truncated", shape_label(BIG), 16, load, cycles),
                                      config={**base.config, "max_cycles": cycles}))
     return full, truncated
-
-
-def agreement_records(cache: Path) -> list[dict]:
-    """Every cached calibration-point run (``calibration_agreement.py``'s too)."""
-    import json
-
-    records = []
-    for path in cache.glob("*.json"):
-        record = json.loads(path.read_text())
-        if record["label"][0] == "point" and record["completed"]:
-            records.append(record)
-    return records
 
 
 def run(tasks: list[Task], cache: Path, processes: int, fresh: bool = False) -> list[dict]:
@@ -184,84 +170,23 @@ def main() -> None:
     setup_django()
     from simulation.engine import ENGINE_VERSION
 
-    full, truncated = sample_tasks(args.cache)
-    if args.no_run:
-        full_rec = [cached(args.cache, t) for t in full]
-        trunc_rec = [cached(args.cache, t) for t in truncated]
-        measured_speedup = []
-    else:
+    full, truncated = sample_tasks()
+    measured_speedup = []
+    if not args.no_run:
         measured_speedup = speedup(args.processes, args.speedup_runs)
-        full_rec = run(full, args.cache, args.processes)
-        trunc_rec = run(truncated, args.cache, min(args.processes, 2), fresh=True)
-    # --- measured runs by shape (rate fits) and cycles by (pattern, load, size)
-    by_shape: dict[str, list[dict]] = {}
-    cycles_seen: dict[tuple[str, float], list[tuple[int, int, float]]] = {}
-    for record in agreement_records(args.cache):
-        _, pattern, size, load, _, _ = record["label"]
-        nodes = _nodes_of(record)
-        by_shape.setdefault(nodes, []).append(record)
-        cycles_seen.setdefault((pattern, float(load)), []).append(
-            (nodes, int(size), float(record["cycles"])))
-    print(f"# engine {ENGINE_VERSION}; load average at report {os.getloadavg()[0]:.2f}")
-    print("\nmeasured full runs (calibration points) per shape:")
-    print(f"{'shape':<16} {'runs':>5} {'CPU s':>8} {'rate (endpoint-cycles/s)':>25} "
-          f"{'min':>8} {'max':>8} {'load avg':>8}")
-    rates: dict[int, float] = {}
-    for nodes, records in sorted(by_shape.items()):
-        work = sum(r["busy_endpoints"] * r["cycles"] for r in records)
-        wall = sum(r["wall_seconds"] for r in records)
-        each = [r["busy_endpoints"] * r["cycles"] / r["wall_seconds"] for r in records]
-        rates[nodes] = work / wall
-        print(f"{_label(nodes):<16} {len(records):>5} {wall:>8.0f} {rates[nodes]:>25.3g} "
-              f"{min(each):>8.3g} {max(each):>8.3g} "
-              f"{statistics.mean(r['load_average'] for r in records):>8.2f}")
-    big = _big_model(trunc_rec)
-    if big:
-        print(f"\n{_label(BIG.node_count)} truncated runs (all2all, 16 ranks, diagonal):")
-        for line in big["lines"]:
-            print(f"  {line}")
-        print(f"  -> per cycle: {big['per_cycle_loaded'] * 1e3:.1f} ms with "
-              f"{big['busy_loaded']} busy endpoints, {big['per_cycle_idle'] * 1e3:.2f} ms with "
-              f"{big['busy_idle']}; rate {big['rate']:.3g} endpoint-cycles/s, port cost "
-              f"{big['port_seconds'] * 1e9:.1f} ns per port-cycle, setup {big['setup']:.1f} s")
-    # --- the model over each shape's default grid
-    print("\ndefault grid per shape (6 patterns x loads 0/50/75 % x sizes x 8 policies x 2 seeds)")
-    print(f"{'shape':<16} {'nodes':>6} {'sizes':<24} {'runs':>5} {'rate used':>10} "
-          f"{'CPU total':>10} {'longest run':>12} {'mean run':>9} {'> 1 GiB':>8} "
-          f"{'max mem':>8}")
-    estimates: dict[int, list[float]] = {}
-    for shape in SHAPES:
-        grid = default_grid(shape)
-        points = grid_points(grid, shape)
-        rate = rates.get(shape.node_count) or (big["rate"] if big and shape == BIG else None)
-        if rate is None:  # no measurement on this shape: the nearest smaller one's
-            rate = rates[max(n for n in rates if n < shape.node_count)]
-        port_cost = big["port_seconds"] if big else 0.0
-        setup = big["setup"] if big and shape == BIG else 0.0
-        seconds, memory = [], []
-        for p in points:
-            cycles = _cycles(cycles_seen, p, shape.node_count)
-            busy, nbytes = point_busy(shape, p)
-            seconds.append(cycles * (busy / rate + ports(shape) * port_cost) + setup)
-            memory.append(nbytes)
-        estimates[shape.node_count] = seconds
-        print(f"{shape_label(shape):<16} {shape.node_count:>6} "
-              f"{','.join(map(str, grid.sizes)):<24} {len(points):>5} {rate:>10.3g} "
-              f"{hms(sum(seconds)):>10} {hms(max(seconds)):>12} "
-              f"{hms(statistics.mean(seconds)):>9} "
-              f"{sum(m > DEFAULT_MAX_BYTES for m in memory):>8} "
-              f"{max(memory) / 2**30:>6.1f} G")
-    check = [r for r in by_shape.get(SHAPES[0].node_count, [])]
-    if check:
-        predicted = sum(r["cycles"] * (r["busy_endpoints"] / rates[SHAPES[0].node_count]
-                                       + ports(SHAPES[0]) * (big["port_seconds"] if big
-                                                             else 0.0)) for r in check)
-        print(f"\nmodel check on the {len(check)} measured 8x8 runs: {predicted:.0f} s "
-              f"predicted (with their measured cycles), "
-              f"{sum(r['wall_seconds'] for r in check):.0f} s measured")
+        run(full, args.cache, args.processes)
+        run(truncated, args.cache, min(args.processes, 2), fresh=True)
+    trunc_rec = [cached(args.cache, t) for t in truncated]
+    records = point_records(args.cache)
+    print(f"# engine {ENGINE_VERSION}; load average at report {os.getloadavg()[0]:.2f}; "
+          f"{len(records)} measured calibration-point runs")
+    model = fit(records, trunc_rec)
+    print_fit(model, records)
+    estimates = print_grids(model)
     if measured_speedup:
         base = measured_speedup[0][1]
-        print(f"\nmeasured on {args.speedup_runs} uncached 8x8 runs (64 nodes, 50 % load):")
+        print(f"\nmeasured on {args.speedup_runs} uncached 8x8 runs (64 nodes, 50 % load, "
+              f"all2all and stencil4):")
         for p, wall, load in measured_speedup:
             print(f"  {p} process(es): {wall:.1f} s wall, speed-up {base / wall:.2f} "
                   f"(load average before: {load:.2f})")
@@ -275,17 +200,146 @@ def main() -> None:
     print(f"  floor (any number of processes): the longest single run, {hms(max(seconds))}")
 
 
-def _nodes_of(record: dict) -> int:
-    """The machine size of a cached point run (its config is not stored: the busy
-    endpoints less the held ones tell the load; the shape comes from the task)."""
-    return int(record.get("nodes") or 0)
+def point_records(cache: Path) -> list[dict]:
+    """Every cached, completed calibration-point run (``calibration_agreement.py``'s too)."""
+    import json
+
+    records = []
+    for path in cache.glob("*.json"):
+        record = json.loads(path.read_text())
+        if record["label"][0] == "point" and record["completed"] and record.get("nodes"):
+            records.append(record)
+    return records
+
+
+def _held(record: dict) -> int:
+    return record["busy_endpoints"] - record["ranks"]
+
+
+def _per_cycle(record: dict) -> float:
+    return record["wall_seconds"] / record["cycles"]
+
+
+def fit(records: list[dict], truncated: list[dict | None]) -> dict:
+    """The cost model's coefficients (see the module docstring):
+
+    * per pattern, from 8x8 runs on the empty machine: seconds per cycle = b * ranks^k
+      (least squares in log-log: a kernel's per-cycle work grows with its ranks and,
+      for the all-to-all, with the peers each rank cycles through);
+    * per shape, the background's seconds per held endpoint and cycle ``a`` (median
+      over the shape's loaded runs of (per-cycle - b * ranks^k) / held);
+    * 65,536 nodes: the truncated runs' per-cycle difference gives the idle machine's
+      per-cycle cost and ``a`` there.
+    """
+    small = SHAPES[0].node_count
+    pattern_fit: dict[str, tuple[float, float]] = {}
+    by_pattern: dict[str, list[dict]] = {}
+    for r in records:
+        if r["nodes"] == small and _held(r) == 0:
+            by_pattern.setdefault(r["label"][1], []).append(r)
+    for pattern, rs in by_pattern.items():
+        xs = np.log([r["ranks"] for r in rs])
+        ys = np.log([_per_cycle(r) for r in rs])
+        if len(set(xs)) >= 2:
+            k, logb = np.polyfit(xs, ys, 1)
+        else:
+            k, logb = 1.0, float(np.mean(ys - xs))
+        pattern_fit[pattern] = (float(math.exp(logb)), float(k))
+    background: dict[int, float] = {}
+    for nodes in sorted({r["nodes"] for r in records}):
+        loaded = [r for r in records if r["nodes"] == nodes and _held(r) > 0
+                  and r["label"][1] in pattern_fit]
+        if loaded:
+            background[nodes] = max(0.0, statistics.median(
+                (_per_cycle(r) - _kernel(pattern_fit, r["label"][1], r["ranks"])) / _held(r)
+                for r in loaded))
+    cycles_seen: dict[tuple[str, float], list[tuple[int, int, float]]] = {}
+    for r in records:
+        cycles_seen.setdefault((r["label"][1], float(r["label"][3])), []).append(
+            (r["nodes"], int(r["label"][2]), float(r["cycles"])))
+    return {"pattern": pattern_fit, "background": background, "cycles": cycles_seen,
+            "big": _big_model(truncated, pattern_fit)}
+
+
+def _kernel(pattern_fit: dict, pattern: str, ranks: int) -> float:
+    b, k = pattern_fit.get(pattern) or pattern_fit["all2all"]
+    return b * ranks ** k
+
+
+def predicted_seconds(model: dict, nodes: int, pattern: str, ranks: int, held: int,
+                      cycles: float) -> float:
+    big = model["big"]
+    if nodes == BIG.node_count and big:
+        per_cycle = (big["idle"] + _kernel(model["pattern"], pattern, ranks)
+                     - _kernel(model["pattern"], "all2all", 16) + big["a"] * held)
+        return big["setup"] + cycles * per_cycle
+    measured = model["background"]
+    a = measured.get(nodes)
+    if a is None:  # not measured on this shape: the largest smaller shape's (0: none yet)
+        smaller = [n for n in measured if n < nodes]
+        a = measured[max(smaller)] if smaller else 0.0
+    return cycles * (_kernel(model["pattern"], pattern, ranks) + a * held)
+
+
+def print_fit(model: dict, records: list[dict]) -> None:
+    print("\nper-cycle cost of a kernel on the empty 8x8 (seconds per cycle = b x ranks^k):")
+    for pattern, (b, k) in sorted(model["pattern"].items()):
+        print(f"  {pattern:<18} b = {b:.3g} s, k = {k:.2f}")
+    print("background cost per held endpoint and cycle (median of the shape's loaded runs):")
+    for nodes, a in model["background"].items():
+        print(f"  {_label(nodes):<16} {a * 1e9:.0f} ns")
+    print(f"\n{'shape':<16} {'runs':>5} {'CPU s':>8} {'model s':>8} {'median |err|':>12} "
+          f"{'worst':>7} {'load avg':>8}   (model on the measured runs, their own cycles)")
+    for nodes in sorted({r["nodes"] for r in records}):
+        rs = [r for r in records if r["nodes"] == nodes]
+        pred = [predicted_seconds(model, nodes, r["label"][1], r["ranks"], _held(r),
+                                  r["cycles"]) for r in rs]
+        errs = [abs(p / r["wall_seconds"] - 1) for p, r in zip(pred, rs, strict=True)]
+        print(f"{_label(nodes):<16} {len(rs):>5} {sum(r['wall_seconds'] for r in rs):>8.0f} "
+              f"{sum(pred):>8.0f} {statistics.median(errs):>12.0%} {max(errs):>7.0%} "
+              f"{statistics.mean(r['load_average'] for r in rs):>8.2f}")
+    big = model["big"]
+    if big:
+        print(f"\n{_label(BIG.node_count)} truncated runs (all2all, 16 ranks, diagonal):")
+        for line in big["lines"]:
+            print(f"  {line}")
+        print(f"  -> per cycle {big['idle'] * 1e3:.2f} ms on the idle machine (16 ranks), "
+              f"background {big['a'] * 1e9:.0f} ns per held endpoint and cycle, setup "
+              f"{big['setup']:.1f} s")
+
+
+def print_grids(model: dict) -> dict[int, list[float]]:
+    """The default grid of each shape priced by the model; the estimates by shape."""
+    print("\ndefault grid per shape (6 patterns x loads 0/50/75 % x sizes x 8 policies x 2 "
+          "seeds; a size is left out at a load where it does not fit)")
+    print(f"{'shape':<16} {'nodes':>6} {'sizes':<24} {'runs':>5} {'CPU total':>10} "
+          f"{'longest run':>12} {'mean run':>9} {'> 1 GiB':>8} {'max mem':>8}")
+    estimates: dict[int, list[float]] = {}
+    for shape in SHAPES:
+        grid = default_grid(shape)
+        seconds, memory = [], []
+        for p in grid_points(grid, shape):
+            busy, nbytes = point_busy(shape, p)
+            held = held_count(shape, p.load)
+            held = held if held >= 2 else 0
+            seconds.append(predicted_seconds(model, shape.node_count, p.pattern, busy - held,
+                                             held, _cycles(model["cycles"], p)))
+            memory.append(nbytes)
+        estimates[shape.node_count] = seconds
+        print(f"{shape_label(shape):<16} {shape.node_count:>6} "
+              f"{','.join(map(str, grid.sizes)):<24} {len(seconds):>5} "
+              f"{hms(sum(seconds)):>10} {hms(max(seconds)):>12} "
+              f"{hms(statistics.mean(seconds)):>9} "
+              f"{sum(m > DEFAULT_MAX_BYTES for m in memory):>8} "
+              f"{max(memory) / 2**30:>6.1f} G")
+    return estimates
 
 
 def _label(nodes: int) -> str:
     return next((shape_label(s) for s in SHAPES if s.node_count == nodes), f"{nodes} nodes")
 
 
-def _cycles(seen: dict, point: CalibrationPoint, nodes: int) -> float:
+def _cycles(seen: dict, point: CalibrationPoint) -> float:
     """Measured cycles of the same pattern and load, nearest size, largest shape first
     (else the same pattern at any load, else the all-to-all's)."""
     options = seen.get((point.pattern, point.load)) or [
@@ -296,26 +350,21 @@ def _cycles(seen: dict, point: CalibrationPoint, nodes: int) -> float:
     return best[2]
 
 
-def _big_model(records: list[dict | None]) -> dict | None:
-    """Per-cycle cost, rate, per-port cost and setup from the truncated big runs."""
-    if any(r is None for r in records) or not records:
+def _big_model(records: list[dict | None], pattern_fit: dict) -> dict | None:
+    """Idle per-cycle cost, background cost and setup from the truncated big runs."""
+    if not records or any(r is None for r in records):
         return None
     idle_short, idle_long, loaded_short, loaded_long = records
     lines = [f"{r['busy_endpoints']:>6} busy endpoints, {r['cycles']:>5} cycles: "
              f"{r['wall_seconds']:.1f} s, peak RSS {r.get('max_rss_mib', 0):.0f} MiB "
-             f"(load average {r['load_average']:.2f})"
-             for r in records]
-    per_idle = ((idle_long["wall_seconds"] - idle_short["wall_seconds"])
-                / (idle_long["cycles"] - idle_short["cycles"]))
-    per_loaded = ((loaded_long["wall_seconds"] - loaded_short["wall_seconds"])
-                  / (loaded_long["cycles"] - loaded_short["cycles"]))
-    port_seconds = max(per_idle, 0.0) / ports(BIG)
-    busy = loaded_long["busy_endpoints"]
-    rate = busy / max(per_loaded - port_seconds * ports(BIG), 1e-12)
-    setup = max(loaded_short["wall_seconds"] - per_loaded * loaded_short["cycles"], 0.0)
-    return {"lines": lines, "per_cycle_idle": per_idle, "per_cycle_loaded": per_loaded,
-            "busy_idle": idle_long["busy_endpoints"], "busy_loaded": busy, "rate": rate,
-            "port_seconds": port_seconds, "setup": setup}
+             f"(load average {r['load_average']:.2f})" for r in records]
+    idle = ((idle_long["wall_seconds"] - idle_short["wall_seconds"])
+            / (idle_long["cycles"] - idle_short["cycles"]))
+    loaded = ((loaded_long["wall_seconds"] - loaded_short["wall_seconds"])
+              / (loaded_long["cycles"] - loaded_short["cycles"]))
+    setup = max(loaded_short["wall_seconds"] - loaded * loaded_short["cycles"], 0.0)
+    return {"lines": lines, "idle": idle, "a": max(loaded - idle, 0.0) / _held(loaded_long),
+            "setup": setup}
 
 
 if __name__ == "__main__":
