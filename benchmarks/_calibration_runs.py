@@ -99,15 +99,16 @@ def run_task(args: tuple[Path, Task]) -> dict:
     cfg = SimConfig.from_dict(task.config)
     parts = [np.asarray(p, dtype=np.int64) for p in task.partitions]
     load = os.getloadavg()[0]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     res = simulate(cfg, parts)
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     out = res.as_dict()
     app = (out.get("apps") or [{}])[0]
     record = {"label": list(task.label), "nodes": int(np.prod(cfg.sides)) * cfg.concentration,
               "completed": bool(out.get("completed")),
               "completion_cycles": app.get("completion_cycles") if out.get("completed") else None,
-              "cycles": out.get("cycles"), "wall_seconds": wall, "busy_endpoints": task.busy,
+              "cycles": out.get("cycles"), "wall_seconds": wall, "cpu_seconds": cpu,
+              "busy_endpoints": task.busy,
               "ranks": cfg.ranks, "max_cycles": cfg.max_cycles, "load_average": load,
               "engine_version": out.get("engine_version"),
               "max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,

@@ -12,8 +12,9 @@ policies x seeds), then prices them with a cost model fitted on measured runs:
   the per-cycle work of a kernel grows with its ranks, the all-to-all's faster than
   linearly as each rank cycles through its peers);
 * a per shape: the background's seconds per held endpoint and cycle, from the shape's
-  loaded runs (8x8: one per (pattern, size, load) class; 16x16: the all-to-all points
-  at 50 % load that ``calibration_agreement.py`` ran, when cached);
+  loaded runs (8x8: one per pattern at sizes 16 and 64, loads 0 and 50 %, and the
+  all-to-all points of ``calibration_agreement.py``; 16x16: the all-to-all points at
+  50 % load that ``calibration_agreement.py`` ran, when cached);
 * 65,536 nodes: no full run; truncated runs (``max_cycles``) of a 16-rank point on the
   idle and on the half-full machine, two lengths each: the difference in seconds over
   the difference in cycles gives the per-cycle cost without setup, the idle one the
@@ -66,7 +67,9 @@ from recommendations.calibration.grid import CalibrationPoint, held_count
 SHAPES = (MachineShape((8, 8), 8), MachineShape((16, 16), 16), MachineShape((16, 16, 16), 16))
 BIG = SHAPES[2]
 #: Truncation lengths of the 65,536-node measurements (cycles).
-SHORT, LONG = 400, 1200
+SHORT, LONG = 300, 900
+#: The 8x8 classes sampled per pattern (one policy, one seed each; CPU is scarce).
+SAMPLE_SIZES, SAMPLE_LOADS = (16, 64), (0.0, 0.5)
 PROCESSES = (1, 2, 8, 16, 64, 256)
 #: The portal's default per-run memory limit, and the one this benchmark runs with.
 DEFAULT_MAX_BYTES = 1 << 30
@@ -88,7 +91,7 @@ def point_busy(shape: MachineShape, point: CalibrationPoint) -> tuple[int, int]:
 def sample_tasks() -> tuple[list[Task], list[Task]]:
     """(full runs on 8x8: one per class; truncated runs on 16x16x16)."""
     small = SHAPES[0]
-    grid = default_grid(small)
+    grid = default_grid(small, sizes=SAMPLE_SIZES, loads=SAMPLE_LOADS)
     held = {u: synthetic_occupancy(small, u) for u in grid.loads}
     full = []
     for p in grid_points(grid, small):
@@ -148,6 +151,19 @@ def schedule(seconds: list[float], processes: int) -> float:
     return max(workers)
 
 
+def fifo_ends(seconds: list[float], processes: int) -> list[float]:
+    """End time of each run when ``processes`` workers take them in the given order (a
+    Celery queue fed in calibration order: patterns one after another)."""
+    workers = [0.0] * processes
+    heapq.heapify(workers)
+    ends = []
+    for s in seconds:
+        end = heapq.heappop(workers) + s
+        ends.append(end)
+        heapq.heappush(workers, end)
+    return ends
+
+
 def hms(seconds: float) -> str:
     if seconds < 120:
         return f"{seconds:.0f} s"
@@ -160,7 +176,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--processes", type=int, default=2)
-    parser.add_argument("--speedup-runs", type=int, default=12)
+    parser.add_argument("--speedup-runs", type=int, default=8)
     parser.add_argument("--no-run", action="store_true", help="use cached runs only")
     parser.add_argument("--cache", type=Path, default=default_cache_dir())
     args = parser.parse_args()
@@ -315,10 +331,13 @@ def print_grids(model: dict) -> dict[int, list[float]]:
     print(f"{'shape':<16} {'nodes':>6} {'sizes':<24} {'runs':>5} {'CPU total':>10} "
           f"{'longest run':>12} {'mean run':>9} {'> 1 GiB':>8} {'max mem':>8}")
     estimates: dict[int, list[float]] = {}
+    order: dict[int, list[str]] = {}
     for shape in SHAPES:
         grid = default_grid(shape)
         seconds, memory = [], []
-        for p in grid_points(grid, shape):
+        points = grid_points(grid, shape)
+        order[shape.node_count] = [p.pattern for p in points]
+        for p in points:
             busy, nbytes = point_busy(shape, p)
             held = held_count(shape, p.load)
             held = held if held >= 2 else 0
@@ -332,6 +351,19 @@ def print_grids(model: dict) -> dict[int, list[float]]:
               f"{hms(statistics.mean(seconds)):>9} "
               f"{sum(m > DEFAULT_MAX_BYTES for m in memory):>8} "
               f"{max(memory) / 2**30:>6.1f} G")
+    print("\nuntil each pattern is fully calibrated (runs queued in calibration order, "
+          "FIFO over P workers; before a pattern's first run ends its answers are "
+          "analytic, after it calibrated from the points done):")
+    for shape in SHAPES:
+        patterns = list(dict.fromkeys(order[shape.node_count]))
+        for p in (2, 8, 64):
+            ends = fifo_ends(estimates[shape.node_count], p)
+            done = {pat: max(e for e, q in zip(ends, order[shape.node_count], strict=True)
+                             if q == pat) for pat in patterns}
+            first = {pat: min(e for e, q in zip(ends, order[shape.node_count], strict=True)
+                              if q == pat) for pat in patterns}
+            print(f"  {shape_label(shape):<15} P={p:<3} " + ", ".join(
+                f"{pat} {hms(first[pat])}..{hms(done[pat])}" for pat in patterns))
     return estimates
 
 

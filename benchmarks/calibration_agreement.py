@@ -89,20 +89,26 @@ def _needed_points(shape: MachineShape, pattern: str, cases: list[tuple[int, flo
     return [p for p in points if p.node_count in want.get(p.load, set())]
 
 
-def plan(pattern: str, cases16: str, only8: bool) -> tuple[list[tuple], list[Task]]:
-    """(cases, tasks in the order to run: 8x8 first, then each 16x16 case with its points)."""
+def plan(pattern: str, cases16: str, only8: bool, seeds16: tuple[int, ...] = SEEDS,
+         big_first: bool = False) -> tuple[list[tuple], list[Task]]:
+    """(cases, tasks in the order to run: 8x8 first, then each 16x16 case with its points).
+    ``seeds16``: the seeds of the 16x16 runs (live engine seeds and calibration seeds)."""
     cases, tasks = [], []
-    shapes = [(SHAPE_8, None, True)] + ([] if only8 else [(SHAPE_16, cases16, False)])
-    for shape, spec, all_sizes in shapes:
+    shapes = [(SHAPE_8, None, True, SEEDS)] + (
+        [] if only8 else [(SHAPE_16, cases16, False, seeds16)])
+    if big_first:
+        shapes.reverse()
+    for shape, spec, all_sizes, seeds in shapes:
         shape_cases = _cases(shape, spec)
         synthetic = {u: synthetic_occupancy(shape, u) for u in {u for _, u in shape_cases}}
         live = {u: live_occupancy(shape, u, LIVE_SEED + int(100 * u) + shape.node_count)
                 for u in synthetic}
         seen: set[str] = set()
         for n, u in shape_cases:  # each case's calibration points, then its live runs
-            points = _needed_points(shape, pattern, [(n, u)], all_sizes)
+            points = [p for p in _needed_points(shape, pattern, [(n, u)], all_sizes)
+                      if p.seed in seeds]
             case_tasks = [t for p in points if (t := point_task(shape, p, synthetic[u]))]
-            case_live = live_tasks(shape, pattern, n, live[u], ONLINE_POLICIES, SEEDS,
+            case_live = live_tasks(shape, pattern, n, live[u], ONLINE_POLICIES, seeds,
                                    ("live", shape_label(shape), n, u))
             for t in case_tasks + case_live:
                 if t.key not in seen:
@@ -198,11 +204,16 @@ def main() -> None:
     parser.add_argument("--cases16", default="512@0.5",
                         help="16x16 c=16 cases as size@load, in the order to run")
     parser.add_argument("--only8", action="store_true", help="the 8x8 matrix only")
+    parser.add_argument("--seeds16", default="0,1",
+                        help="seeds of the 16x16 runs (the portal's are 0,1; 0 halves the cost)")
+    parser.add_argument("--big-first", action="store_true", help="run the 16x16 cases first")
     parser.add_argument("--no-run", action="store_true", help="report what is cached")
     parser.add_argument("--cache", type=Path, default=default_cache_dir())
     args = parser.parse_args()
     setup_django()
-    cases, tasks = plan(args.pattern, args.cases16, args.only8)
+    seeds16 = tuple(int(x) for x in args.seeds16.split(","))
+    cases, tasks = plan(args.pattern, args.cases16, args.only8, seeds16,
+                        args.big_first)
     todo = [t for t in tasks if cached(args.cache, t) is None]
     print(f"# {len(tasks)} simulations, {len(tasks) - len(todo)} cached, {len(todo)} to run "
           f"on {args.processes} processes (load average {os.getloadavg()[0]:.2f})",
@@ -221,9 +232,9 @@ def main() -> None:
             missing.append(f"{shape_label(case[0])} {case[1]} nodes at {case[2]:.0%}")
         else:
             rows.append(row)
-    print(f"# pattern {args.pattern}; engine seeds {SEEDS}; live occupancy seed {LIVE_SEED} "
-          f"(+100 x load + nodes); {sum(r['seconds'] for r in rows):.0f} s of simulation "
-          f"in the cases reported")
+    print(f"# pattern {args.pattern}; seeds {SEEDS} (16x16: {seeds16}); live occupancy seed "
+          f"{LIVE_SEED} (+100 x load + nodes); "
+          f"{sum(r['seconds'] for r in rows):.0f} s of simulation in the cases reported")
     report(rows, missing)
 
 
