@@ -198,6 +198,11 @@ def main() -> None:
           f"{len(records)} measured calibration-point runs")
     model = fit(records, trunc_rec)
     print_fit(model, records)
+    both = [r["cpu_seconds"] / r["wall_seconds"] for r in records if r.get("cpu_seconds")]
+    if both:
+        print(f"\nthe host is shared: of the {len(both)} runs that recorded both, CPU seconds / "
+              f"wall seconds median {statistics.median(both):.2f} (min {min(both):.2f}, max "
+              f"{max(both):.2f}): the share of a core each run got")
     estimates = print_grids(model)
     if measured_speedup:
         base = measured_speedup[0][1]
@@ -232,8 +237,14 @@ def _held(record: dict) -> int:
     return record["busy_endpoints"] - record["ranks"]
 
 
+def _seconds(record: dict) -> float:
+    """The run's CPU seconds when it recorded them, else its wall seconds (the host is
+    shared: wall time counts the other processes' share of the cores too)."""
+    return record.get("cpu_seconds") or record["wall_seconds"]
+
+
 def _per_cycle(record: dict) -> float:
-    return record["wall_seconds"] / record["cycles"]
+    return _seconds(record) / record["cycles"]
 
 
 def fit(records: list[dict], truncated: list[dict | None]) -> dict:
@@ -304,16 +315,18 @@ def print_fit(model: dict, records: list[dict]) -> None:
     print("background cost per held endpoint and cycle (median of the shape's loaded runs):")
     for nodes, a in model["background"].items():
         print(f"  {_label(nodes):<16} {a * 1e9:.0f} ns")
-    print(f"\n{'shape':<16} {'runs':>5} {'CPU s':>8} {'model s':>8} {'median |err|':>12} "
-          f"{'worst':>7} {'load avg':>8}   (model on the measured runs, their own cycles)")
+    print(f"\n{'shape':<16} {'runs':>5} {'meas. s':>8} {'model s':>8} {'median |err|':>12} "
+          f"{'worst':>7} {'load avg':>8} {'CPU s':>6}   (model on the measured runs, their "
+          "own cycles; seconds: CPU for the 'CPU s' runs that recorded it, else wall)")
     for nodes in sorted({r["nodes"] for r in records}):
         rs = [r for r in records if r["nodes"] == nodes]
         pred = [predicted_seconds(model, nodes, r["label"][1], r["ranks"], _held(r),
                                   r["cycles"]) for r in rs]
-        errs = [abs(p / r["wall_seconds"] - 1) for p, r in zip(pred, rs, strict=True)]
-        print(f"{_label(nodes):<16} {len(rs):>5} {sum(r['wall_seconds'] for r in rs):>8.0f} "
+        errs = [abs(p / _seconds(r) - 1) for p, r in zip(pred, rs, strict=True)]
+        cpu = sum(bool(r.get("cpu_seconds")) for r in rs)
+        print(f"{_label(nodes):<16} {len(rs):>5} {sum(_seconds(r) for r in rs):>8.0f} "
               f"{sum(pred):>8.0f} {statistics.median(errs):>12.0%} {max(errs):>7.0%} "
-              f"{statistics.mean(r['load_average'] for r in rs):>8.2f}")
+              f"{statistics.mean(r['load_average'] for r in rs):>8.2f} {cpu:>6}")
     big = model["big"]
     if big:
         print(f"\n{_label(BIG.node_count)} truncated runs (all2all, 16 ranks, diagonal):")
@@ -388,13 +401,14 @@ def _big_model(records: list[dict | None], pattern_fit: dict) -> dict | None:
         return None
     idle_short, idle_long, loaded_short, loaded_long = records
     lines = [f"{r['busy_endpoints']:>6} busy endpoints, {r['cycles']:>5} cycles: "
-             f"{r['wall_seconds']:.1f} s, peak RSS {r.get('max_rss_mib', 0):.0f} MiB "
+             f"{r['wall_seconds']:.1f} s wall, {r.get('cpu_seconds') or 0:.1f} s CPU, "
+             f"peak RSS {r.get('max_rss_mib', 0):.0f} MiB "
              f"(load average {r['load_average']:.2f})" for r in records]
-    idle = ((idle_long["wall_seconds"] - idle_short["wall_seconds"])
+    idle = ((_seconds(idle_long) - _seconds(idle_short))
             / (idle_long["cycles"] - idle_short["cycles"]))
-    loaded = ((loaded_long["wall_seconds"] - loaded_short["wall_seconds"])
+    loaded = ((_seconds(loaded_long) - _seconds(loaded_short))
               / (loaded_long["cycles"] - loaded_short["cycles"]))
-    setup = max(loaded_short["wall_seconds"] - loaded * loaded_short["cycles"], 0.0)
+    setup = max(_seconds(loaded_short) - loaded * loaded_short["cycles"], 0.0)
     return {"lines": lines, "idle": idle, "a": max(loaded - idle, 0.0) / _held(loaded_long),
             "setup": setup}
 
