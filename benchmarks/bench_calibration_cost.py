@@ -395,13 +395,19 @@ def _cycles(seen: dict, point: CalibrationPoint) -> float:
     return best[2]
 
 
+def _cpu_text(record: dict) -> str:
+    cpu = record.get("cpu_seconds")
+    return f"{cpu:.1f} s" if cpu else "n/a"
+
+
 def _big_model(records: list[dict | None], pattern_fit: dict) -> dict | None:
     """Idle per-cycle cost, background cost and setup from the truncated big runs."""
     if not records or any(r is None for r in records):
         return None
     idle_short, idle_long, loaded_short, loaded_long = records
     lines = [f"{r['busy_endpoints']:>6} busy endpoints, {r['cycles']:>5} cycles: "
-             f"{r['wall_seconds']:.1f} s wall, {r.get('cpu_seconds') or 0:.1f} s CPU, "
+             f"{r['wall_seconds']:.1f} s wall, "
+             f"{_cpu_text(r)} CPU, "
              f"peak RSS {r.get('max_rss_mib', 0):.0f} MiB "
              f"(load average {r['load_average']:.2f})" for r in records]
     idle = ((_seconds(idle_long) - _seconds(idle_short))
