@@ -167,7 +167,7 @@ def report(rows: list[dict], missing: list[str]) -> None:
     for r in rows:
         print(f"{r['shape']:<12} {r['size']:>5} {r['load']:>5.0%} {r['live_best']:<22} "
               f"{r['cal_best']:<22} {'yes' if r['agree'] else 'NO':>5} {r['tau']:>6.2f} "
-              f"{r['regret']:>7.1%} {r['spread']:>7.1%} {r['error']:>7.1%}  {r['coverage']}")
+              f"{r['regret']:>7.2%} {r['spread']:>7.1%} {r['error']:>7.1%}  {r['coverage']}")
     print("\nlive and calibrated cycles per policy (mean of seeds 0, 1):")
     for r in rows:
         parts = ", ".join(f"{p} {r['live'][p]:.0f}/{r['calibrated'].get(p, float('nan')):.0f}"
@@ -186,7 +186,7 @@ def report(rows: list[dict], missing: list[str]) -> None:
         if wrong:
             regrets = sorted(r["regret"] for r in wrong)
             print(f"when they disagree ({len(wrong)}): regret median "
-                  f"{statistics.median(regrets):.1%}, max {regrets[-1]:.1%} "
+                  f"{statistics.median(regrets):.2%}, max {regrets[-1]:.2%} "
                   f"(the live spread best..worst in those cases: median "
                   f"{statistics.median(r['spread'] for r in wrong):.1%})")
         print(f"calibrated cycles vs live, per case median |error|: median "
