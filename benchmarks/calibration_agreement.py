@@ -168,7 +168,7 @@ def report(rows: list[dict], missing: list[str]) -> None:
         print(f"{r['shape']:<12} {r['size']:>5} {r['load']:>5.0%} {r['live_best']:<22} "
               f"{r['cal_best']:<22} {'yes' if r['agree'] else 'NO':>5} {r['tau']:>6.2f} "
               f"{r['regret']:>7.2%} {r['spread']:>7.1%} {r['error']:>7.1%}  {r['coverage']}")
-    print("\nlive and calibrated cycles per policy (mean of seeds 0, 1):")
+    print("\nlive/calibrated completion cycles per policy (mean of the seeds run), live order:")
     for r in rows:
         parts = ", ".join(f"{p} {r['live'][p]:.0f}/{r['calibrated'].get(p, float('nan')):.0f}"
                           for p in sorted(r["live"], key=r["live"].get))
