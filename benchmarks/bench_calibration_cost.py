@@ -179,6 +179,8 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--speedup-runs", type=int, default=8)
     parser.add_argument("--no-run", action="store_true", help="use cached runs only")
+    parser.add_argument("--keep-speedup", action="store_true",
+                        help="do not measure 1 vs 2 processes again (report the cached one)")
     parser.add_argument("--cache", type=Path, default=default_cache_dir())
     args = parser.parse_args()
     # The portal's per-run memory limit (HX_SIM_MAX_BYTES, 1 GiB by default) rejects
@@ -191,7 +193,7 @@ def main() -> None:
     speedup_file = args.cache / "speedup.json"
     measured_speedup = (json.loads(speedup_file.read_text()) if speedup_file.exists()
                         else [])
-    if not args.no_run:
+    if not args.no_run and not (args.keep_speedup and measured_speedup):
         measured_speedup = speedup(args.processes, args.speedup_runs)
         args.cache.mkdir(parents=True, exist_ok=True)
         speedup_file.write_text(json.dumps(measured_speedup))
