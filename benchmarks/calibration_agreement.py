@@ -1,0 +1,242 @@
+"""Does a calibrated ranking pick what a live simulation picks?
+
+For reference cases (machine shape, pattern, job size, load) the script builds both
+answers a recommendation can give and compares them:
+
+* live: the machine holds other jobs (``_calibration_runs.live_occupancy``: random
+  power-of-two sizes placed by a seeded mix of row / diagonal / random_switch /
+  random_endpoint, so the busy endpoints spread over switches, unlike the
+  calibration's contiguous ``row`` occupancy); each online policy's candidate
+  (``allocate`` with seed 0 on it) is simulated at the study's volume with the
+  portal's prediction config (``prediction_settings``), engine seeds (0, 1); the mean
+  completion cycles rank the policies;
+* calibrated: a :class:`~recommendations.calibration.CalibrationTable` built from real
+  simulations of the default grid's points (restricted to the pattern, the loads and
+  the grid sizes around the case's size: the table interpolates between the two
+  neighbouring sizes only, so the answer is the full grid's), read at the case's size
+  and load exactly as ``services.calibration.calibrated_answer`` does.
+
+Per case: the live best policy, the calibrated best, top-1 agreement, Kendall tau-b
+of the two orders, regret (live cycles of the calibrated choice / live best - 1) and
+the calibrated cycles' median error against the live ones. Then a summary.
+
+Every simulation is cached on disk (``--cache``), so a rerun only reports, and an
+interrupted run keeps what finished. ``--no-run`` reports the cases already cached.
+
+Usage: .venv/bin/python benchmarks/calibration_agreement.py [--processes 2]
+       [--cases16 512@0.5,256@0.5] [--pattern all2all] [--no-run]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+from multiprocessing import Pool
+from pathlib import Path
+
+from _calibration_runs import (
+    Task,
+    cached,
+    default_cache_dir,
+    live_occupancy,
+    live_tasks,
+    point_task,
+    run_task,
+    setup_django,
+    shape_label,
+)
+
+from allocation.hyperx import ONLINE_POLICIES, MachineShape
+from recommendations.calibration import default_grid, grid_points, synthetic_occupancy
+from recommendations.calibration.grid import SEEDS, held_count
+from recommendations.calibration.table import PointResult, build_table
+
+SHAPE_8 = MachineShape((8, 8), 8)
+SHAPE_16 = MachineShape((16, 16), 16)
+LOADS = (0.0, 0.5, 0.75)
+SIZES = (64, 128, 256, 512, 1024)
+#: Seed of the live occupancy (per shape and load: a different machine each).
+LIVE_SEED = 19
+
+
+def _cases(shape: MachineShape, spec: str | None) -> list[tuple[int, float]]:
+    """(size, load) of the shape's cases: every size that fits at every load, or ``spec``."""
+    if spec:
+        return [(int(n), float(u)) for n, u in (item.split("@") for item in spec.split(","))]
+    return [(n, u) for u in LOADS for n in SIZES
+            if n <= shape.node_count - held_count(shape, u)]
+
+
+def _needed_points(shape: MachineShape, pattern: str, cases: list[tuple[int, float]],
+                   all_sizes: bool):
+    """Grid points a table answering ``cases`` reads (every default size if ``all_sizes``)."""
+    loads = tuple(sorted({u for _, u in cases}))
+    grid = default_grid(shape, patterns=(pattern,), loads=loads)
+    points = grid_points(grid, shape)
+    if all_sizes:
+        return points
+    want: dict[float, set[int]] = {}
+    for n, u in cases:
+        fitting = tuple(s for s in grid.sizes if s <= shape.node_count - held_count(shape, u))
+        below = [s for s in fitting if s <= n]
+        above = [s for s in fitting if s >= n]
+        want.setdefault(u, set()).update(
+            ([max(below)] if below else []) + ([min(above)] if above else []))
+    return [p for p in points if p.node_count in want.get(p.load, set())]
+
+
+def plan(pattern: str, cases16: str, only8: bool, seeds16: tuple[int, ...] = SEEDS,
+         big_first: bool = False) -> tuple[list[tuple], list[Task]]:
+    """(cases, tasks in the order to run: 8x8 first, then each 16x16 case with its points).
+    ``seeds16``: the seeds of the 16x16 runs (live engine seeds and calibration seeds)."""
+    cases, tasks = [], []
+    shapes = [(SHAPE_8, None, True, SEEDS)] + (
+        [] if only8 else [(SHAPE_16, cases16, False, seeds16)])
+    if big_first:
+        shapes.reverse()
+    for shape, spec, all_sizes, seeds in shapes:
+        shape_cases = _cases(shape, spec)
+        synthetic = {u: synthetic_occupancy(shape, u) for u in {u for _, u in shape_cases}}
+        live = {u: live_occupancy(shape, u, LIVE_SEED + int(100 * u) + shape.node_count)
+                for u in synthetic}
+        seen: set[str] = set()
+        for n, u in shape_cases:  # each case's calibration points, then its live runs
+            points = [p for p in _needed_points(shape, pattern, [(n, u)], all_sizes)
+                      if p.seed in seeds]
+            case_tasks = [t for p in points if (t := point_task(shape, p, synthetic[u]))]
+            case_live = live_tasks(shape, pattern, n, live[u], ONLINE_POLICIES, seeds,
+                                   ("live", shape_label(shape), n, u))
+            for t in case_tasks + case_live:
+                if t.key not in seen:
+                    seen.add(t.key)
+                    tasks.append(t)
+            cases.append((shape, n, u, case_tasks, case_live))
+    return cases, tasks
+
+
+def kendall_tau(a: dict[str, float], b: dict[str, float]) -> float:
+    from scipy.stats import kendalltau
+
+    keys = sorted(set(a) & set(b))
+    if len(keys) < 2:
+        return float("nan")
+    return float(kendalltau([a[k] for k in keys], [b[k] for k in keys]).statistic)
+
+
+def evaluate(case, cache: Path, pattern: str) -> dict | None:
+    """The comparison of one case, or None while some of its runs are not cached."""
+    shape, n, u, point_runs, live_runs = case
+    records = [(t, cached(cache, t)) for t in point_runs + live_runs]
+    if any(r is None for _, r in records):
+        return None
+    found = {t.key: r for t, r in records}
+    table = build_table(PointResult(pattern=t.label[1], node_count=t.label[2], load=t.label[3],
+                                    policy=t.label[4],
+                                    completion_cycles=found[t.key]["completion_cycles"],
+                                    wall_seconds=found[t.key]["wall_seconds"])
+                        for t in point_runs)
+    answer = table.completion_cycles(pattern, n, u)
+    per_policy: dict[str, list] = {}
+    for t in live_runs:
+        per_policy.setdefault(t.label[-2], []).append(found[t.key]["completion_cycles"])
+    live = {p: sum(v) / len(v) for p, v in per_policy.items() if None not in v}
+    if answer is None or not live:
+        return None
+    calibrated, coverage = answer
+    common = {p: calibrated[p] for p in live if p in calibrated}
+    live_best = min(live, key=live.get)
+    cal_best = min(common, key=common.get)
+    errors = [abs(common[p] / live[p] - 1) for p in common]
+    return {"shape": shape_label(shape), "size": n, "load": u, "live": live,
+            "calibrated": common, "live_best": live_best, "cal_best": cal_best,
+            "agree": live_best == cal_best, "tau": kendall_tau(live, common),
+            "regret": live[cal_best] / live[live_best] - 1,
+            "spread": max(live.values()) / live[live_best] - 1,
+            "error": statistics.median(errors), "coverage": coverage.describe(),
+            "uncalibrated": sorted(set(live) - set(calibrated)),
+            "seconds": sum(found[t.key]["wall_seconds"] for t in point_runs + live_runs)}
+
+
+def report(rows: list[dict], missing: list[str]) -> None:
+    print(f"{'machine':<12} {'size':>5} {'load':>5} {'live best':<22} {'calibrated best':<22} "
+          f"{'agree':>5} {'tau':>6} {'regret':>7} {'spread':>7} {'cyc err':>7}  coverage")
+    for r in rows:
+        print(f"{r['shape']:<12} {r['size']:>5} {r['load']:>5.0%} {r['live_best']:<22} "
+              f"{r['cal_best']:<22} {'yes' if r['agree'] else 'NO':>5} {r['tau']:>6.2f} "
+              f"{r['regret']:>7.2%} {r['spread']:>7.1%} {r['error']:>7.1%}  {r['coverage']}")
+    print("\nlive/calibrated completion cycles per policy (mean of the seeds run), live order:")
+    for r in rows:
+        parts = ", ".join(f"{p} {r['live'][p]:.0f}/{r['calibrated'].get(p, float('nan')):.0f}"
+                          for p in sorted(r["live"], key=r["live"].get))
+        extra = f" (not calibrated: {', '.join(r['uncalibrated'])})" if r["uncalibrated"] else ""
+        print(f"  {r['shape']} {r['size']}@{r['load']:.0%}: {parts}{extra}")
+    if rows:
+        agree = sum(r["agree"] for r in rows)
+        near = sum(r["regret"] <= 0.01 for r in rows)
+        wrong = [r for r in rows if not r["agree"]]
+        taus = [r["tau"] for r in rows if not math.isnan(r["tau"])]
+        print(f"\n{len(rows)} cases: top-1 agreement in {agree} ({agree / len(rows):.0%}); "
+              f"calibrated choice within 1 % of the live best in {near}; "
+              f"Kendall tau median {statistics.median(taus):.2f} "
+              f"(min {min(taus):.2f}, max {max(taus):.2f})")
+        if wrong:
+            regrets = sorted(r["regret"] for r in wrong)
+            print(f"when they disagree ({len(wrong)}): regret median "
+                  f"{statistics.median(regrets):.2%}, max {regrets[-1]:.2%} "
+                  f"(the live spread best..worst in those cases: median "
+                  f"{statistics.median(r['spread'] for r in wrong):.1%})")
+        print(f"calibrated cycles vs live, per case median |error|: median "
+              f"{statistics.median(r['error'] for r in rows):.1%}, "
+              f"max {max(r['error'] for r in rows):.1%}")
+    for line in missing:
+        print(f"not run: {line}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--pattern", default="all2all")
+    parser.add_argument("--cases16", default="512@0.5",
+                        help="16x16 c=16 cases as size@load, in the order to run")
+    parser.add_argument("--only8", action="store_true", help="the 8x8 matrix only")
+    parser.add_argument("--seeds16", default="0,1",
+                        help="seeds of the 16x16 runs (the portal's are 0,1; 0 halves the cost)")
+    parser.add_argument("--big-first", action="store_true", help="run the 16x16 cases first")
+    parser.add_argument("--no-run", action="store_true", help="report what is cached")
+    parser.add_argument("--cache", type=Path, default=default_cache_dir())
+    args = parser.parse_args()
+    setup_django()
+    seeds16 = tuple(int(x) for x in args.seeds16.split(","))
+    cases, tasks = plan(args.pattern, args.cases16, args.only8, seeds16,
+                        args.big_first)
+    todo = [t for t in tasks if cached(args.cache, t) is None]
+    print(f"# {len(tasks)} simulations, {len(tasks) - len(todo)} cached, {len(todo)} to run "
+          f"on {args.processes} processes (load average {os.getloadavg()[0]:.2f})",
+          file=sys.stderr)
+    start = time.perf_counter()
+    if todo and not args.no_run:
+        with Pool(args.processes) as pool:
+            for i, record in enumerate(pool.imap(run_task, [(args.cache, t) for t in todo],
+                                                 chunksize=1), 1):
+                print(f"# {i}/{len(todo)} {record['label']} {record['wall_seconds']:.1f} s "
+                      f"({time.perf_counter() - start:.0f} s elapsed)", file=sys.stderr)
+    rows, missing = [], []
+    for case in cases:
+        row = evaluate(case, args.cache, args.pattern)
+        if row is None:
+            missing.append(f"{shape_label(case[0])} {case[1]} nodes at {case[2]:.0%}")
+        else:
+            rows.append(row)
+    print(f"# pattern {args.pattern}; seeds {SEEDS} (16x16: {seeds16}); live occupancy seed "
+          f"{LIVE_SEED} (+100 x load + nodes); "
+          f"{sum(r['seconds'] for r in rows):.0f} s of simulation in the cases reported")
+    report(rows, missing)
+
+
+if __name__ == "__main__":
+    main()
