@@ -137,7 +137,8 @@ def evaluate(case, cache: Path, pattern: str) -> dict | None:
     table = build_table(PointResult(pattern=t.label[1], node_count=t.label[2], load=t.label[3],
                                     policy=t.label[4],
                                     completion_cycles=found[t.key]["completion_cycles"],
-                                    wall_seconds=found[t.key]["wall_seconds"])
+                                    seconds=found[t.key].get("cpu_seconds")
+                                    or found[t.key]["wall_seconds"])
                         for t in point_runs)
     answer = table.completion_cycles(pattern, n, u)
     per_policy: dict[str, list] = {}

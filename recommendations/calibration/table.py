@@ -27,7 +27,7 @@ class PointResult:
     load: float
     policy: str
     completion_cycles: float | None  # None: the run did not complete
-    wall_seconds: float
+    seconds: float  # CPU seconds of the run (wall seconds where none were recorded)
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,8 @@ def _bracket(values: list[float], x: float) -> tuple[float, float, bool]:
 
 class CalibrationTable:
     """Per pattern: ``cycles[load][size][policy]`` (mean over seeds, of completed
-    runs only) and ``wall[load][size]`` (mean seconds of one run)."""
+    runs only) and ``wall[load][size]`` (mean seconds of one run: CPU seconds, so a
+    busy host does not make live runs look dearer than they are)."""
 
     def __init__(self, cells: dict[str, dict[float, dict[int, dict[str, float]]]],
                  wall: dict[str, dict[float, dict[int, float]]]) -> None:
@@ -157,7 +158,7 @@ def build_table(results: Iterable[PointResult]) -> CalibrationTable:
     walls: dict[tuple, list[float]] = {}
     for r in results:
         key = (r.pattern, float(r.load), int(r.node_count), r.policy)
-        walls.setdefault(key[:3], []).append(float(r.wall_seconds))
+        walls.setdefault(key[:3], []).append(float(r.seconds))
         if r.completion_cycles is None or r.completion_cycles <= 0:
             failed.add(key)
         else:

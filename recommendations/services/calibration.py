@@ -218,7 +218,7 @@ def refresh_calibration(calibration: Calibration) -> Calibration:
         results = list(_point_results(calibration))
         calibration.table = build_table(results).as_dict()
         calibration.points_done = len(results)
-        calibration.run_seconds = sum(r.wall_seconds for r in results)
+        calibration.run_seconds = sum(r.seconds for r in results)
         fields = ["table", "points_done", "run_seconds"]
         if ended >= calibration.run_count:
             calibration.status = (CalibrationStatus.READY if results
@@ -230,18 +230,20 @@ def refresh_calibration(calibration: Calibration) -> Calibration:
 
 
 def _point_results(calibration: Calibration):
-    """Each succeeded run's point, completion and simulation time, read as JSON keys
-    (a run's full result holds every partition: thousands of endpoints a run on a
-    large machine). A reused run's time is its source's, so it estimates a live run."""
+    """Each succeeded run's point, completion and CPU time (its wall time where it
+    recorded none), read as JSON keys (a run's full result holds every partition:
+    thousands of endpoints a run on a large machine). A reused run's times are its
+    source's, so it still estimates a live run."""
     rows = (SimulationRun.objects.filter(sweep_id=calibration.sweep_id,
                                          status=RunStatus.SUCCEEDED)
             .values_list("parameters__point", "summary__target_cycles", "summary__completed",
-                         "result__wall_seconds").iterator(chunk_size=1000))
-    for point, cycles, completed, wall in rows:
+                         "result__cpu_seconds", "result__wall_seconds")
+            .iterator(chunk_size=1000))
+    for point, cycles, completed, cpu, wall in rows:
         yield PointResult(pattern=point["pattern"], node_count=int(point["node_count"]),
                           load=float(point["load"]), policy=point["policy"],
                           completion_cycles=cycles if completed else None,
-                          wall_seconds=float(wall or 0.0))
+                          seconds=float(cpu if cpu is not None else wall or 0.0))
 
 
 def cancel_calibration(calibration: Calibration) -> Calibration:

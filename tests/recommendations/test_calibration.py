@@ -57,6 +57,9 @@ def test_a_calibration_simulates_every_point_once_and_becomes_ready(half):
     assert calibration.run_seconds > 0
     runs = SimulationRun.objects.filter(sweep_id=calibration.sweep_id)
     assert set(runs.values_list("origin", flat=True)) == {RunOrigin.CALIBRATION}
+    # CPU time is recorded beside wall time: a live run's expected cost is the CPU's
+    assert all(0 < r.result["cpu_seconds"] <= r.result["wall_seconds"] * 1.5 + 0.05
+               for r in runs)
     assert {tuple(sorted(r.parameters["point"])) for r in runs} == {
         ("load", "node_count", "pattern", "policy", "seed")}
     cells = calibration.table["cells"]["all2all"]["0.5"]
