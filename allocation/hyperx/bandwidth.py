@@ -45,6 +45,8 @@ import itertools
 import math
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linprog
 
 from .topology import HyperX
 
@@ -165,12 +167,6 @@ def exact_partition_bandwidth(topology: HyperX, endpoints) -> float:
     fixed = np.bincount(inv[: fixed_ids.size], weights=fixed_load, minlength=n_links)
     if n_vars == 0:
         return float(1.0 / fixed.max())
-    # Imported here: scipy's sparse and optimize modules cost every process about a
-    # second to import, and only an exact partition bandwidth with a choice of paths
-    # needs them.
-    import scipy.sparse as sp
-    from scipy.optimize import linprog
-
     rows = inv[fixed_ids.size :]
     a_links = sp.csr_matrix(
         (np.ones(rows.size), (rows, var_cols)), shape=(n_links, n_vars)

@@ -36,6 +36,7 @@ Diagonal's.
 from __future__ import annotations
 
 import numpy as np
+from scipy.optimize import linear_sum_assignment
 
 from ._kernels import transversal_rounds
 from .online import Placement, take
@@ -67,10 +68,6 @@ def _quiet_transversal(cost: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray
     padded = np.zeros((n0 + n1 - k, n0 + n1 - k))
     padded[:n0, :n1] = cost
     padded[n0:, n1:] = _BLOCKED
-    # Imported here: scipy.optimize costs every process (each manage.py command, each
-    # worker) about half a second to import, and only this policy's matching needs it.
-    from scipy.optimize import linear_sum_assignment
-
     rows, cols = linear_sum_assignment(padded)
     real = (rows < n0) & (cols < n1)
     return rows[real], cols[real]

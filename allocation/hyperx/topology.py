@@ -22,6 +22,7 @@ import itertools
 from dataclasses import dataclass
 from functools import lru_cache
 
+import networkx as nx
 import numpy as np
 
 from .shape import MachineShape
@@ -152,9 +153,6 @@ class HyperX(MachineShape):
 
     def to_networkx(self):
         """The switch graph as a :class:`networkx.Graph` (node attr ``coords``)."""
-        # Imported here: networkx costs every process about 0.5 s to import (each
-        # manage.py command, each worker), and only this rarely used view needs it.
-        import networkx as nx
 
         g = nx.Graph()
         coords = self.switch_coords()
