@@ -1,7 +1,7 @@
 """Pure HyperX allocation core: the machine shape, topology, the seven policies (static and
 online), partition properties and exact partition bandwidth.
 
-No Django, no I/O: stdlib, numpy, scipy, networkx and numba only.
+No Django, no I/O: stdlib, numpy, scipy and numba only.
 """
 
 from .bandwidth import exact_partition_bandwidth

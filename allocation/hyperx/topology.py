@@ -22,7 +22,6 @@ import itertools
 from dataclasses import dataclass
 from functools import lru_cache
 
-import networkx as nx
 import numpy as np
 
 from .shape import MachineShape
@@ -150,13 +149,3 @@ class HyperX(MachineShape):
                 path.append(int(np.ravel_multi_index(tuple(cur), self.sides)))
             paths.append(tuple(path))
         return paths
-
-    def to_networkx(self):
-        """The switch graph as a :class:`networkx.Graph` (node attr ``coords``)."""
-
-        g = nx.Graph()
-        coords = self.switch_coords()
-        g.add_nodes_from((i, {"coords": tuple(int(x) for x in coords[i])})
-                         for i in range(self.n_switches))
-        g.add_edges_from(map(tuple, self.links().tolist()))
-        return g

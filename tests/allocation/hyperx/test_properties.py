@@ -20,6 +20,7 @@ from allocation.hyperx import (
     static_partition,
 )
 from allocation.hyperx.properties import average_distance, convexity, hull_links
+from tests.allocation.hyperx.graphs import switch_graph
 
 HX8 = HyperX((8, 8), 8)
 
@@ -120,7 +121,7 @@ def test_exact_auto_limit():
 
 # ------------------------------------------------------------ brute force
 def _brute(hx: HyperX, switches):
-    g = hx.to_networkx()
+    g = switch_graph(hx)
     s = set(switches)
     convex = weak = True
     hull = set()

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allocation.hyperx import HyperX
+from tests.allocation.hyperx.graphs import switch_graph
 
 SMALL = [((4,), 2), ((3, 4), 2), ((4, 4), 4), ((2, 3, 4), 1), ((3, 3, 3), 3)]
 
@@ -26,7 +27,7 @@ def test_sizes_and_links(sides, c):
     assert links.shape == (hx.n_links, 2)
     assert np.all(links[:, 0] < links[:, 1])
     assert len({tuple(x) for x in links.tolist()}) == hx.n_links
-    g = hx.to_networkx()
+    g = switch_graph(hx)
     assert g.number_of_edges() == hx.n_links
     assert all(hx.switch_distance(a, b) == 1 for a, b in links.tolist())
 
@@ -42,7 +43,7 @@ def test_symmetric_link_count_formula():
 @pytest.mark.parametrize(("sides", "c"), SMALL)
 def test_distances_and_minimal_paths_match_networkx(sides, c):
     hx = HyperX(sides, c)
-    g = hx.to_networkx()
+    g = switch_graph(hx)
     all_sw = np.arange(hx.n_switches)
     dm = hx.distance_matrix(all_sw)
     lengths = dict(nx.all_pairs_shortest_path_length(g))
