@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from datetime import timedelta
 from typing import Any
 
@@ -210,10 +211,12 @@ def _create(user, machine: Machine, name: str, external_id: str, inputs: dict,
 def _live_fits(rec: Recommendation, policies: int, run_seconds: float | None) -> bool:
     """Whether every policy's live simulation is expected to end well within the
     deadline on the worker processes predictions can count on: one run takes
-    ``run_seconds`` (the calibration's own run times), else the engine's rate estimate."""
+    ``run_seconds`` (the calibration's own run times), else the engine's rate estimate.
+    A policy is one task that runs its seeds one after another, so the policies spread
+    over the processes in rounds and more processes than policies do not help."""
     seconds = run_seconds if run_seconds is not None else expected_run_seconds(rec)
-    runs = policies * len(constants.PREDICTION_SEEDS)
-    expected = seconds * runs / settings.HX_PREDICTION_PROCESSES
+    rounds = math.ceil(policies / settings.HX_PREDICTION_PROCESSES)
+    expected = seconds * len(constants.PREDICTION_SEEDS) * rounds
     rec.inputs["expected_live_seconds"] = round(expected, 2)
     return expected <= constants.DEADLINE_SECONDS * constants.LIVE_DEADLINE_SHARE
 

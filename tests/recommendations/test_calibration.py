@@ -14,6 +14,7 @@ from recommendations import constants as recommendation_constants
 from recommendations import services as recommendations
 from recommendations.models import Calibration, PolicyPrediction, Recommendation
 from recommendations.services import calibration as calibration_service
+from recommendations.services import predictions
 from simulation.models import RunOrigin, SimulationRun
 from simulation.services.runs import stored_partitions
 from tests.simulation.conftest import run_pending
@@ -229,3 +230,17 @@ def test_a_failed_calibration_is_not_restarted_behind_the_operators_back(
         "failed without a result for this job (" in rec.note and "points refused" in rec.note
     assert recommendations.start_missing_calibrations() == []
     assert Calibration.objects.count() == 1
+
+
+@pytest.mark.parametrize(("processes", "rounds"), [(1, 8), (2, 4), (3, 3), (8, 1), (64, 1)])
+def test_the_expected_live_time_counts_policies_in_rounds_and_seeds_in_a_row(
+        users, half, monkeypatch, settings, processes, rounds):
+    """Each policy is one task that runs its seeds in turn: on P processes the eight
+    policies take ceil(8 / P) rounds of (seeds x one run), however many P there are."""
+    monkeypatch.setattr(recommendation_constants, "PREDICTION_SEEDS", (0, 1))
+    settings.HX_PREDICTION_PROCESSES = processes
+    rec = ask(users, half, node_count=12)
+    policies = len(rec.inputs["candidates"])
+    assert policies == 8
+    one_run = predictions.expected_run_seconds(rec)
+    assert rec.inputs["expected_live_seconds"] == pytest.approx(round(one_run * 2 * rounds, 2))
