@@ -51,8 +51,7 @@ def engine_config(shape: MachineShape, pattern: str, node_count: int, policy: st
     from simulation.services import validate_config
 
     settings = prediction_settings(list(shape.sides), shape.concentration, pattern, node_count,
-                                   policy, background=background)
-    settings["seed"] = seed
+                                   policy, background=background, seed=seed)
     return validate_config(settings).to_dict()
 
 

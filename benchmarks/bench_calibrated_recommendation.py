@@ -133,7 +133,9 @@ def _live(rec) -> None:
     """The question's own live simulations (both seeds, every policy), on 2 processes."""
     from concurrent.futures import ProcessPoolExecutor
 
+    from recommendations import constants
     from recommendations.models import PolicyPrediction
+    from recommendations.services.predictions import policy_cycles, prediction_config
 
     rec.predictions.all().delete()
     started = time.monotonic()
@@ -141,18 +143,16 @@ def _live(rec) -> None:
     for candidate in rec.inputs["candidates"]:
         if candidate.get("error"):
             continue
-        from recommendations.services.predictions import prediction_config
-
-        ids.append(PolicyPrediction.objects.create(
-            recommendation=rec, policy=candidate["policy"], user=rec.user,
-            parameters=prediction_config(rec.machine, rec, candidate["policy"]), seed=0).pk)
+        for seed in constants.PREDICTION_SEEDS:  # one task per policy and seed, as the portal
+            ids.append(PolicyPrediction.objects.create(
+                recommendation=rec, policy=candidate["policy"], user=rec.user, seed=seed,
+                parameters=prediction_config(rec.machine, rec, candidate["policy"], seed)).pk)
     from django import db
 
     db.connections.close_all()
     with ProcessPoolExecutor(max_workers=2) as pool:
         list(pool.map(_predict, ids))
-    live = {p.policy: p.result["completion_cycles"]
-            for p in PolicyPrediction.objects.filter(pk__in=ids) if p.result}
+    live = policy_cycles(list(PolicyPrediction.objects.filter(pk__in=ids)))
     calibrated = rec.inputs["calibrated_cycles"]
     best_live = min(live, key=live.get)
     best_cal = min(calibrated, key=calibrated.get)

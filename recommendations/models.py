@@ -61,7 +61,8 @@ class Recommendation(models.Model):
 
 
 class PolicyPrediction(TrackedRun):
-    """One policy's short simulation for a recommendation (a Celery task each)."""
+    """One policy's simulation at one engine seed for a recommendation (a Celery task
+    each, so a policy's seeds run on as many workers as there are)."""
 
     task_name = PREDICT_POLICY_TASK
 
@@ -71,11 +72,12 @@ class PolicyPrediction(TrackedRun):
 
     class Meta(TrackedRun.Meta):
         db_table = "allocation_policyprediction"  # the table the model had in allocation
-        constraints = [models.UniqueConstraint(fields=["recommendation", "policy"],
-                                               name="prediction_one_per_policy")]
+        constraints = [models.UniqueConstraint(fields=["recommendation", "policy", "seed"],
+                                               name="prediction_one_per_policy_and_seed")]
 
     def __str__(self) -> str:
-        return f"{self.policy} prediction for recommendation {self.recommendation_id}"
+        return (f"{self.policy} prediction (seed {self.seed}) for recommendation "
+                f"{self.recommendation_id}")
 
     def still_wanted(self) -> bool:
         """Only a recommendation still computing can use the prediction."""

@@ -14,8 +14,9 @@ How a recommendation is made
    traffic shares its switches), else ``max(1, 1 / PB)``; PB is the exact
    partition bandwidth when computed, else the bound. An endpoint cannot
    inject more than 1 phit/cycle, so PB above 1 does not speed uniform traffic.
-3. One packet-level prediction per policy runs as a Celery task
-   (:class:`PolicyPrediction` rows), each seed through ``simulation.services``
+3. One packet-level prediction per policy and seed runs as a Celery task
+   (:class:`PolicyPrediction` rows, so the seeds spread over the workers as the
+   policies do), each through ``simulation.services``
    (a configuration simulated before, by any prediction, sweep or calibration,
    is read from its stored run), in the engine's faithful study mode with
    the study's routing (Omni-WAR, shared VCs): the job's pattern on its
@@ -24,7 +25,8 @@ How a recommendation is made
    ``PREDICTION_SEEDS`` at the study's kernel volume (shorter runs measure
    transients: at half the volume the ranking on the reference case already
    differs). When all finish, the
-   ranking is redone from the mean simulated completion times. If they do not
+   ranking is redone from each policy's mean completion time over its seeds
+   (a policy ranks by simulation only with every seed). If they do not
    all finish within ``DEADLINE_SECONDS``, the ones that did rank, the
    analytic score (relative to the same reference policy) stands in for the
    others, the note names both, and predictions not started are cancelled.

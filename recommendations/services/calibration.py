@@ -180,8 +180,8 @@ def _point_runs(machine: Machine, grid: CalibrationGrid, points) -> tuple[list[t
     for point in points:
         settings_ = prediction_settings(list(shape.sides), shape.concentration, point.pattern,
                                         point.node_count, point.policy,
-                                        background=held[point.load].size >= 2)
-        settings_["seed"] = point.seed
+                                        background=held[point.load].size >= 2,
+                                        seed=point.seed)
         try:
             cfg = simulation.validate_config(settings_)
         except ValidationError as exc:

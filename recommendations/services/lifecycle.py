@@ -198,13 +198,13 @@ def _create(user, machine: Machine, name: str, external_id: str, inputs: dict,
     else:
         store_ranking(rec, factors, RecommendationMethod.ANALYTIC, final=False,
                       estimate=estimate)
-    if live:
+    if live:  # one task per policy and seed: the seeds spread over the workers too
         for candidate in feasible:
-            prediction = PolicyPrediction.objects.create(
-                recommendation=rec, policy=candidate.policy, user=user,
-                parameters=prediction_config(machine, rec, candidate.policy),
-                seed=0)
-            enqueue(prediction)
+            for seed in constants.PREDICTION_SEEDS:
+                prediction = PolicyPrediction.objects.create(
+                    recommendation=rec, policy=candidate.policy, user=user, seed=seed,
+                    parameters=prediction_config(machine, rec, candidate.policy, seed))
+                enqueue(prediction)
     return rec
 
 
@@ -212,11 +212,11 @@ def _live_fits(rec: Recommendation, policies: int, run_seconds: float | None) ->
     """Whether every policy's live simulation is expected to end well within the
     deadline on the worker processes predictions can count on: one run takes
     ``run_seconds`` (the calibration's own run times), else the engine's rate estimate.
-    A policy is one task that runs its seeds one after another, so the policies spread
-    over the processes in rounds and more processes than policies do not help."""
+    Each (policy, seed) run is a task of its own, so the runs spread over the
+    processes in rounds: more processes than runs do not help."""
     seconds = run_seconds if run_seconds is not None else expected_run_seconds(rec)
-    rounds = math.ceil(policies / settings.HX_PREDICTION_PROCESSES)
-    expected = seconds * len(constants.PREDICTION_SEEDS) * rounds
+    runs = policies * len(constants.PREDICTION_SEEDS)
+    expected = seconds * math.ceil(runs / settings.HX_PREDICTION_PROCESSES)
     rec.inputs["expected_live_seconds"] = round(expected, 2)
     return expected <= constants.DEADLINE_SECONDS * constants.LIVE_DEADLINE_SHARE
 

@@ -1,9 +1,7 @@
-"""One packet-level prediction per policy (a tracked run), and the ranking by
-simulation once every prediction has ended."""
+"""One packet-level prediction per policy and engine seed (a tracked run each), and
+the ranking by simulation once every prediction has ended."""
 
 from __future__ import annotations
-
-import dataclasses
 
 import numpy as np
 from django.db import transaction
@@ -25,15 +23,17 @@ from simulation import services as simulation
 from simulation.models import RunOrigin
 
 
-def prediction_config(machine: Machine, rec: Recommendation, policy: str) -> dict:
-    """Engine config for one policy's simulation of the job's pattern."""
+def prediction_config(machine: Machine, rec: Recommendation, policy: str, seed: int
+                      ) -> dict:
+    """Engine config for one policy's simulation of the job's pattern at one seed."""
     return prediction_settings(list(machine.sides), machine.concentration, rec.pattern,
                                rec.node_count, policy,
-                               background=len(rec.inputs.get("held_endpoints", ())) >= 2)
+                               background=len(rec.inputs.get("held_endpoints", ())) >= 2,
+                               seed=seed)
 
 
 def prediction_settings(sides: list[int], concentration: int, pattern: str, node_count: int,
-                        policy: str, *, background: bool) -> dict:
+                        policy: str, *, background: bool, seed: int) -> dict:
     """Engine config of a prediction: ``pattern``'s kernel on ``node_count`` nodes at the
     study's volume, Omni-WAR with shared VCs, the held endpoints as background traffic
     when there are some. A calibration point is the same configuration on a synthetic
@@ -46,7 +46,7 @@ def prediction_settings(sides: list[int], concentration: int, pattern: str, node
               "routing": "omniwar", "vcs": max(4, 2 * len(sides)),
               "vc_sets": "shared", "policy": policy,
               "scenario": "background" if background else "single",
-              "pattern": kernel, "ranks": ranks, "seed": constants.PREDICTION_SEEDS[0],
+              "pattern": kernel, "ranks": ranks, "seed": seed,
               "max_cycles": 2_000_000, "message_packets": max(1, volume)}
     if not simulation.is_kernel(kernel):  # open loop: a bounded amount at full load
         config.update(rate=1.0, packets_per_task=64)
@@ -54,10 +54,10 @@ def prediction_settings(sides: list[int], concentration: int, pattern: str, node
 
 
 def predict_work(prediction: PolicyPrediction, reporter: RunReporter) -> dict:
-    """Simulate the job's pattern on this policy's candidate (the task's body), one
-    seed at a time through ``simulation.services``: a seed whose configuration (and
-    partitions) was simulated before, by a prediction, a sweep or a calibration, is
-    read from the stored result instead of simulated again."""
+    """Simulate the job's pattern on this policy's candidate at the prediction's seed
+    (the task's body) through ``simulation.services``: a configuration (and
+    partitions) simulated before, by a prediction, a sweep or a calibration, is read
+    from the stored result instead of simulated again."""
     rec = prediction.recommendation
     candidate = next(c for c in rec.inputs["candidates"] if c["policy"] == prediction.policy)
     config = simulation.parse_config(prediction.parameters)
@@ -66,24 +66,31 @@ def predict_work(prediction: PolicyPrediction, reporter: RunReporter) -> dict:
         partitions.append(np.asarray(rec.inputs["held_endpoints"], dtype=np.int64))
     reporter.log(f"simulating {config.pattern} on {prediction.policy} ({config.ranks} ranks, "
                  f"{len(rec.inputs.get('held_endpoints', ()))} busy endpoints as background, "
-                 f"seeds {', '.join(map(str, constants.PREDICTION_SEEDS))})")
-    per_seed, cycles, completed, reused = [], 0, True, 0
-    for i, seed in enumerate(constants.PREDICTION_SEEDS):
-        def progress(fraction: float, i: int = i) -> None:
-            reporter.progress((i + fraction) / len(constants.PREDICTION_SEEDS))
+                 f"seed {config.seed})")
+    result, was_stored = simulation.stored_result(
+        config, partitions, origin=RunOrigin.PREDICTION, user=prediction.user,
+        machine=rec.machine, progress=reporter.progress)
+    if was_stored:
+        reporter.log("read from a stored result")
+    completed = bool(result["completed"])
+    return {"completion_cycles": result["apps"][0]["completion_cycles"] if completed else None,
+            "cycles": result["cycles"], "completed": completed}
 
-        result, was_stored = simulation.stored_result(
-            dataclasses.replace(config, seed=seed), partitions, origin=RunOrigin.PREDICTION,
-            user=prediction.user, machine=rec.machine, progress=progress)
-        per_seed.append(result["apps"][0]["completion_cycles"])
-        cycles = max(cycles, result["cycles"])
-        completed = completed and bool(result["completed"])
-        reused += was_stored
-    if reused:
-        reporter.log(f"{reused} of {len(per_seed)} seeds read from stored results")
-    mean = round(sum(per_seed) / len(per_seed)) if completed else None
-    return {"completion_cycles": mean, "per_seed": per_seed, "cycles": cycles,
-            "completed": completed}
+
+def policy_cycles(predictions: list[PolicyPrediction]) -> dict[str, int]:
+    """Each policy's mean completion cycles over its seeds, for the policies whose every
+    seed succeeded and completed (a policy missing a seed is not simulated: its mean
+    would be another estimator than the others')."""
+    by_policy: dict[str, list[PolicyPrediction]] = {}
+    for p in predictions:
+        by_policy.setdefault(p.policy, []).append(p)
+    cycles = {}
+    for policy, runs in by_policy.items():
+        done = [p.result["completion_cycles"] for p in runs
+                if p.status == RunStatus.SUCCEEDED and p.result and p.result.get("completed")]
+        if len(done) == len(runs):
+            cycles[policy] = round(sum(done) / len(done))
+    return cycles
 
 
 def run_prediction(prediction_id: int) -> str | None:
@@ -121,8 +128,7 @@ def _finalize_with_predictions(rec: Recommendation, predictions: list,
                                at_deadline: bool = False) -> None:
     analytic = analytic_factors(rec.inputs["candidates"], rec.inputs.get("held_fraction", 0))
     calibrated = rec.inputs.get("calibrated_cycles") or {}
-    cycles = {p.policy: p.result["completion_cycles"] for p in predictions
-              if p.status == RunStatus.SUCCEEDED and p.result and p.result.get("completed")}
+    cycles = policy_cycles(predictions)
     late = f"did not finish within {constants.DEADLINE_SECONDS} s"
     if not cycles:
         if calibrated:

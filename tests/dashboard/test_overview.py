@@ -122,7 +122,7 @@ def test_failed_predictions_and_simulations(viewer, users):
                                       hostname_pattern="n{n:02d}")
     rec = Recommendation.objects.create(machine=machine, user=owner, node_count=4,
                                         pattern="uniform", deadline=timezone.now())
-    PolicyPrediction.objects.create(recommendation=rec, policy="row", user=owner,
+    PolicyPrediction.objects.create(recommendation=rec, policy="row", user=owner, seed=1,
                                     status=RunStatus.FAILED, error="engine exploded")
     run = simulations.start_run(dict(TINY))
     SimulationRun.objects.filter(pk=run.pk).update(status=RunStatus.FAILED, error="bad config",
@@ -131,7 +131,7 @@ def test_failed_predictions_and_simulations(viewer, users):
     first = sweep.runs.order_by("id").first()
     SimulationRun.objects.filter(pk=first.pk).update(status=RunStatus.SUCCEEDED)
     html = viewer.get("/").content.decode()
-    assert "row prediction of recommendation" in field(card(html, "m4"), "failures")
+    assert "row prediction (seed 1) of recommendation" in field(card(html, "m4"), "failures")
     assert "engine exploded" in html
     assert 'data-testid="failed-runs"' in html and "bad config" in html
     assert re.search(r'data-testid="sweep-status">running \(1 of 3 done\)<', html)

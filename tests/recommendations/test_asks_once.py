@@ -146,7 +146,7 @@ def test_a_repeated_configuration_is_served_from_stored_results(users, small, mo
     assert {e["policy"]: e["predicted_cycles"] for e in second.ranking
             if "error" not in e} == cycles
     assert SimulationRun.objects.filter(origin=RunOrigin.PREDICTION).count() == stored.count()
-    assert all("read from stored results" in " ".join(p.log)
+    assert all("read from a stored result" in " ".join(p.log)
                for p in PolicyPrediction.objects.filter(recommendation=second))
 
 

@@ -100,5 +100,6 @@ def test_private_data_shares_nothing_of_anothers_row(api, settings):
     assert "alice-job" not in text and "A-1" not in text
     assert f"recommendation={alice['id']}" not in text
     # Bob's answer is computed for him: his own simulations, none of Alice's.
-    assert PolicyPrediction.objects.filter(recommendation_id=bob["id"]).count() == N_POLICIES
+    assert PolicyPrediction.objects.filter(recommendation_id=bob["id"]).count() == \
+        N_POLICIES * len(recommendation_constants.PREDICTION_SEEDS)
     assert api("operator2").get(f"/api/v1/recommendations/{alice['id']}/").status_code == 404

@@ -79,7 +79,7 @@ def test_analytic_ranking_is_immediate_complete_and_cached(api, ref):
 def test_repeated_answer_equals_the_stored_recommendation(api, ref):
     """Repeats are served from a rendered-answer cache: the body must be exactly the
     serializer's, and must follow the recommendation's progress and status."""
-    first = ask(api).json()  # simulated: computing, with 8 predictions pending
+    first = ask(api).json()  # simulated: computing, 8 policies x 2 seeds pending
     assert first["status"] == "computing"
     PolicyPrediction.objects.filter(recommendation_id=first["id"]).update(status="running")
     Recommendation.objects.filter(pk=first["id"]).update(deadline=timezone.now() - timedelta(1))
@@ -91,7 +91,8 @@ def test_repeated_answer_equals_the_stored_recommendation(api, ref):
     # Late predictions finishing change the progress: the next repeat shows it.
     PolicyPrediction.objects.filter(recommendation_id=first["id"]).update(status="succeeded")
     later = ask(api).json()
-    assert later["progress"] == {"simulations": N_POLICIES, "done": N_POLICIES}
+    runs = N_POLICIES * len(recommendation_constants.PREDICTION_SEEDS)
+    assert later["progress"] == {"simulations": runs, "done": runs}
     assert later == {**api("viewer").get(f"/api/v1/recommendations/{first['id']}/").json(),
                      "cached": True}
     # Accepted, it is no longer the answer to the question: a new one is computed.
