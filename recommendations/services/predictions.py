@@ -74,7 +74,8 @@ def predict_work(prediction: PolicyPrediction, reporter: RunReporter) -> dict:
         reporter.log("read from a stored result")
     completed = bool(result["completed"])
     return {"completion_cycles": result["apps"][0]["completion_cycles"] if completed else None,
-            "cycles": result["cycles"], "completed": completed}
+            "cycles": result["cycles"], "completed": completed,
+            "cpu_seconds": result.get("cpu_seconds")}
 
 
 def policy_cycles(predictions: list[PolicyPrediction]) -> dict[str, int]:

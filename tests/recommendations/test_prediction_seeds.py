@@ -70,6 +70,7 @@ def test_a_policy_ranks_by_the_mean_of_its_seeds_and_only_with_all_of_them(users
     for p in rec.predictions.filter(status="succeeded"):
         per_seed.setdefault(p.policy, []).append(p.result["completion_cycles"])
     assert len(per_seed["diagonal"]) == 1
+    assert all(p.result["cpu_seconds"] > 0 for p in rec.predictions.filter(status="succeeded"))
     ranked = {e["policy"]: e.get("predicted_cycles") for e in rec.ranking if "error" not in e}
     for policy, cycles in per_seed.items():
         if policy != "diagonal":
