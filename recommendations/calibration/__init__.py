@@ -14,6 +14,7 @@ milliseconds. :mod:`.grid` says what is simulated, :mod:`.table` how it answers.
 from .grid import (
     CalibrationGrid,
     CalibrationPoint,
+    calibrated_with_locality,
     default_grid,
     grid_points,
     point_partitions,
@@ -27,6 +28,7 @@ __all__ = [
     "CalibrationTable",
     "Coverage",
     "build_table",
+    "calibrated_with_locality",
     "default_grid",
     "grid_points",
     "point_partitions",

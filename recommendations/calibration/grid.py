@@ -150,6 +150,30 @@ def synthetic_occupancy(shape: MachineShape, load: float) -> np.ndarray:
     return np.nonzero(~free)[0].astype(np.int64)
 
 
+def whole_free_switches(shape: MachineShape, held: np.ndarray) -> int:
+    """Switches none of whose endpoints are in ``held``."""
+    taken = np.zeros(shape.node_count, dtype=bool)
+    taken[held] = True
+    return int((~taken.reshape(-1, shape.concentration).any(axis=1)).sum())
+
+
+def calibrated_with_locality(shape: MachineShape, load: float, node_count: int) -> bool:
+    """Whether the calibration's occupancy at ``load`` leaves a job of ``node_count``
+    enough whole free switches that its switch-local policies place it on whole
+    switches (switch locality). A live machine whose other jobs are scattered may leave
+    none, and then the calibrated cycles describe placements it cannot give.
+
+    >>> calibrated_with_locality(MachineShape((4, 4), 4), 0.5, 8)
+    True
+    >>> calibrated_with_locality(MachineShape((4, 4), 4), 0.5, 6)  # a switch shared
+    False
+    """
+    if node_count % shape.concentration:
+        return False
+    needed = node_count // shape.concentration
+    return whole_free_switches(shape, synthetic_occupancy(shape, load)) >= needed
+
+
 def point_partitions(shape: MachineShape, point: CalibrationPoint, ranks: int,
                      held: np.ndarray | None = None) -> list[np.ndarray] | None:
     """[the job's first ``ranks`` endpoints as ``point.policy`` places them, the held

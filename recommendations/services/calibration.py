@@ -30,6 +30,7 @@ from recommendations.calibration import (
     CalibrationTable,
     Coverage,
     build_table,
+    calibrated_with_locality,
     default_grid,
     grid_points,
     point_partitions,
@@ -324,6 +325,25 @@ def calibrated_answer(machine: Machine, pattern: str, node_count: int,
     cycles, coverage = found
     return CalibratedAnswer(calibration, cycles, coverage,
                             table.run_seconds(kernel, node_count, load))
+
+
+#: Appended to a calibrated answer's note when the live machine is more fragmented than
+#: the calibration's (docs/operations.md, "What the agreement means").
+FRAGMENTED_CAVEAT = ("; no candidate has whole switches to itself here, the calibration's "
+                     "did: its ranking may be far off on this fragmented machine")
+
+
+def fragmentation_caveat(machine: Machine, candidates: list[dict], load: float,
+                         node_count: int) -> str:
+    """The caveat when no live candidate has switch locality while the calibration's
+    contiguous occupancy at this load gave its switch-local policies whole switches
+    (then the calibrated cycles describe placements this machine cannot give), else ''."""
+    if any((c.get("properties") or {}).get("switch_locality") for c in candidates
+           if not c.get("error")):
+        return ""
+    if not calibrated_with_locality(machine.geometry, load, node_count):
+        return ""
+    return FRAGMENTED_CAVEAT
 
 
 def calibration_progress(calibration: Calibration) -> dict[str, Any]:

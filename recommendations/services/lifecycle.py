@@ -186,12 +186,14 @@ def _create(user, machine: Machine, name: str, external_id: str, inputs: dict,
     if calibrated is not None:
         rec.calibration = calibrated.calibration
         rec.inputs["calibrated_cycles"] = calibrated.cycles
-        rec.inputs["calibration_note"] = calibrated.note()
+        rec.inputs["calibration_note"] = calibrated.note() + calibration.fragmentation_caveat(
+            machine, rec.inputs["candidates"], rec.inputs["held_fraction"],
+            inputs["node_count"])
         stand_in = calibrated_factors(factors, calibrated.cycles)
         store_ranking(rec, stand_in, RecommendationMethod.CALIBRATED, final=not live,
                       cycles={p: round(c) for p, c in calibrated.cycles.items()},
-                      note=_calibrated_note(calibrated, live, set(stand_in) - set(
-                          calibrated.cycles)), estimate=estimate)
+                      note=_calibrated_note(rec.inputs["calibration_note"], live, set(
+                          stand_in) - set(calibrated.cycles)), estimate=estimate)
     elif not live:
         store_ranking(rec, factors, RecommendationMethod.ANALYTIC, final=True,
                       note=_calibrating_note(machine), estimate=estimate)
@@ -221,8 +223,7 @@ def _live_fits(rec: Recommendation, policies: int, run_seconds: float | None) ->
     return expected <= constants.DEADLINE_SECONDS * constants.LIVE_DEADLINE_SHARE
 
 
-def _calibrated_note(calibrated, live: bool, analytic: set[str]) -> str:
-    note = calibrated.note()
+def _calibrated_note(note: str, live: bool, analytic: set[str]) -> str:
     if analytic:
         note += f"; analytic score for {', '.join(sorted(analytic))} (not calibrated)"
     if live:

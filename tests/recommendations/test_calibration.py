@@ -244,3 +244,24 @@ def test_the_expected_live_time_counts_the_runs_in_rounds_over_the_processes(
     assert len(rec.inputs["candidates"]) == 8
     one_run = predictions.expected_run_seconds(rec)
     assert rec.inputs["expected_live_seconds"] == pytest.approx(round(one_run * rounds, 2))
+
+
+def test_a_machine_more_fragmented_than_the_calibration_says_so(users, half, monkeypatch):
+    """Two full-spread jobs hold two endpoints of every switch: no candidate can have
+    whole switches, while the calibration's contiguous occupancy at the same load gave
+    them; the calibrated answer says its ranking may be far off. On the contiguous
+    machine it does not."""
+    calibrate(half)
+    monkeypatch.setattr(recommendation_constants, "LIVE_DEADLINE_SHARE", 0.0)
+    scattered = machines.create_machine(name="scattered", sides=[4, 4], concentration=4)
+    for i in range(2):
+        jobs.submit_job(owner=users["admin"], machine=scattered, name=f"spread{i}",
+                        node_count=16, pattern="all2all", policy="full_spread")
+    rec = ask(users, scattered, node_count=8)
+    assert rec.method == "calibrated", rec.note
+    assert not any(c["properties"]["switch_locality"] for c in rec.inputs["candidates"]
+                   if not c.get("error"))
+    assert calibration_service.FRAGMENTED_CAVEAT in rec.note
+    contiguous = ask(users, half, node_count=8)
+    assert contiguous.method == "calibrated"
+    assert calibration_service.FRAGMENTED_CAVEAT not in contiguous.note
