@@ -541,6 +541,15 @@ local function ask(cfg, token, body, deadline)
         again, problem = call_portal(cfg, token, "GET", "recommendations/" .. rec.id .. "/",
                                      nil, deadline)
         if not again then
+            -- a poll's socket waits at most until the deadline: its timing out is the
+            -- Timeout running out, i.e. the portal not ready in time
+            if problem:find("^portal timed out") then
+                local late = "not ready within " .. cfg.timeout .. " s"
+                if answer then
+                    return answer, "provisional answer (" .. late .. ")"
+                end
+                return nil, "recommendation " .. tostring(rec.id) .. " " .. late
+            end
             if answer then
                 return answer, "provisional answer (" .. problem .. " while polling)"
             end

@@ -206,6 +206,38 @@ def slow_portal():
     server.server_close()
 
 
+@pytest.fixture
+def stalling_portal():
+    """A portal that answers the question at once, still computing with a provisional
+    answer, then answers no poll before the filter's Timeout has run out."""
+    release = threading.Event()
+
+    class Stalling(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.dumps({"id": 7, "status": "computing", "recommended": {
+                "policy": "diagonal", "n_total": 4, "n_spare": 0,
+                "nodelist": "hx[001-004]"}}).encode()
+            self.send_response(202)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self):
+            release.wait(TIMEOUT + 20)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Stalling)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    release.set()
+    server.shutdown()
+    server.server_close()
+
+
 def certificate(tmp_path: Path, name: str) -> tuple[Path, Path]:
     """A self-signed certificate for ``name`` (Debian's openssl command)."""
     if not shutil.which("openssl"):
@@ -312,6 +344,21 @@ def test_the_provisional_answer_is_used_when_the_portal_is_not_ready(
     assert set(expand(seen["required_nodes"])) == set(expand(rec.recommended["nodelist"]))
     [line] = log_lines(tmp_path)
     assert "decision=provisional" in line and "not ready within 2 s" in line
+
+
+def test_a_poll_cut_by_the_timeout_reads_not_ready(filter_conf, cluster, sbatch, tmp_path,
+                                                  stalling_portal):
+    """The Timeout runs out while a poll waits for its answer: that is the portal not
+    being ready in time (the provisional answer, said so), not a transport problem."""
+    (tmp_path / "token").write_text("hx_not_checked\n")
+    filter_conf(PortalURL=stalling_portal, Simulate="yes", Timeout=str(TIMEOUT))
+    done = sbatch("-N", "4")
+    assert done.seconds < TIMEOUT + MARGIN
+    assert set(expand(job(cluster, done.job_id)["required_nodes"])) == set(
+        expand("hx[001-004]"))
+    [line] = log_lines(tmp_path)
+    assert "decision=provisional" in line and "not ready within 2 s" in line, line
+    assert "while polling" not in line
 
 
 def test_an_https_portal_with_its_certificate_checked(tls_portal, filter_conf, cluster,
