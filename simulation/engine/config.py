@@ -31,7 +31,9 @@ from .kernels import KERNELS
 __all__ = [
     "ALL2ALL_SCHEDULES",
     "ALLOCATORS",
+    "CROSSBARS",
     "KERNEL_PATTERNS",
+    "LATER_FIELDS",
     "MAX_CYCLES_LIMIT",
     "MAX_ENDPOINTS",
     "OCCUPANCIES",
@@ -61,6 +63,10 @@ POLICY_NAMES = ONLINE_POLICIES
 ALL2ALL_SCHEDULES = ("rounds", "blocks")
 OCCUPANCIES = ("port_vc", "vc")
 PORT_CHOICES = ("wait", "fallback")
+CROSSBARS = ("port", "vc")
+#: Fields added after engine 2.0 and their defaults: left out of ``to_dict`` at
+#: the default, so that configurations (and hashes) stored before them still match.
+LATER_FIELDS: dict[str, Any] = {"crossbar": "port"}
 #: Data each rank of a kernel sends at the study's volume, in phits (16 Ki):
 #: the size the study's authors give their all-reduce on this machine.
 STUDY_KERNEL_PHITS = 16_384
@@ -192,6 +198,12 @@ class SimConfig:
         after): when the best candidate's crossbar output is busy or its VC
         full, the packet waits; ``fallback`` takes the best candidate that
         is available now.
+    crossbar : {'port', 'vc'}
+        What a crossing holds until the packet's tail has crossed: ``port``
+        (the default) the input and output ports, so one packet per port at
+        a time; ``vc`` (the study's simulator) only the input VC and the
+        output VC, so several VCs of a port cross at once and a candidate is
+        refused only when its own VC is being fed or full.
     seed : int
         Seed of every random choice (traffic, allocator, routing).
     max_cycles : int
@@ -240,6 +252,7 @@ class SimConfig:
     stencil_wrap: bool = False
     occupancy: str = "port_vc"
     port_choice: str = "wait"
+    crossbar: str = "port"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sides", tuple(int(s) for s in self.sides))
@@ -314,6 +327,7 @@ class SimConfig:
             ("all2all_schedule", ALL2ALL_SCHEDULES),
             ("occupancy", OCCUPANCIES),
             ("port_choice", PORT_CHOICES),
+            ("crossbar", CROSSBARS),
         ):
             if getattr(self, field) not in choices:
                 _fail(field, f"must be one of {', '.join(choices)}, got {getattr(self, field)!r}")
@@ -411,13 +425,20 @@ class SimConfig:
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-compatible dictionary (``sides`` as a list).
+        """Plain JSON-compatible dictionary (``sides`` as a list), every field but
+        those added after engine 2.0 (``LATER_FIELDS``) at their defaults, so that
+        stored runs' configurations and hashes still match.
 
         Examples
         --------
         >>> SimConfig().to_dict()["sides"]
         [8, 8]
+        >>> "crossbar" in SimConfig().to_dict(), SimConfig(crossbar="vc").to_dict()["crossbar"]
+        (False, 'vc')
         """
         d = dataclasses.asdict(self)
         d["sides"] = list(self.sides)
+        for name, default in LATER_FIELDS.items():
+            if d[name] == default:
+                del d[name]
         return d

@@ -27,7 +27,10 @@ Timing model (virtual cut-through, per cycle ``t``, in this order):
 3. *Crossbar*: separable allocation, switch by switch: each idle input port
    offers the head packet of one VC whose head has arrived; the routing
    function picks an output port and VC that can take it now.  Input and
-   output crossbar ports are then busy until the tail has crossed:
+   output crossbar ports are then busy until the tail has crossed (with
+   ``crossbar: vc``, the study's simulator's granularity, the input VC and
+   the output VC instead of their ports, so that every VC of a port may
+   cross in the same cycle):
    ``ceil(P / speedup)`` cycles, but not before the tail has arrived (head
    arrival + ``P``): the crossbar cannot outrun a packet still streaming
    in, so speedup only helps packets already buffered.  The packet may
@@ -68,6 +71,7 @@ __all__ = [
     "PRM_CHOICE",
     "PRM_OCCUPANCY",
     "PRM_SIDES",
+    "PRM_XBAR",
     "STATUS_DONE",
     "STATUS_ERROR",
     "STATUS_GROW",
@@ -209,23 +213,52 @@ def _popcount(typingctx, x):
 
 
 @njit(cache=True, inline="always")
-def _busy_wake(go, lo, hi, out_used, xout_busy, vt, bout):
-    """Cycle at which busy output ``go`` may take a packet of VCs ``[lo, hi)``
-    without any change of state: when its crossbar port frees, if a VC has
-    room, else never (a change of occupancy must come first)."""
-    if best_vc(go, lo, hi, out_used, vt, bout) < 0:
-        return NEVER
-    return xout_busy[go]
+def _xo(go, v, vt, xb_vc):
+    """Index of the crossbar busy-until cycle of output VC ``(go, v)``: its
+    own with a per-VC crossbar, its port's otherwise."""
+    return go * vt + v if xb_vc else go
 
 
 @njit(cache=True, inline="always")
-def _cand_wake(go, v, t, out_used, xout_busy, vt, bout):
+def _busy_wake(go, lo, hi, out_used, xout_busy, vt, bout, xb_vc):
+    """Cycle at which busy output ``go`` may take a packet of VCs ``[lo, hi)``
+    without any change of state: when its crossbar port (per-VC crossbar: the
+    first of those VCs with room) frees, if a VC has room, else never (a
+    change of occupancy must come first)."""
+    if not xb_vc:
+        if best_vc(go, lo, hi, out_used, vt, bout) < 0:
+            return NEVER
+        return xout_busy[go]
+    w = NEVER
+    for v in range(lo, hi):
+        if out_used[go * vt + v] < bout:
+            w = min(w, xout_busy[go * vt + v])
+    return w
+
+
+@njit(cache=True, inline="always")
+def _free_vc(go, lo, hi, out_used, xout_busy, vt, bout, t):
+    """Per-VC crossbar: the VC in ``[lo, hi)`` of output ``go`` with most free
+    slots among those with room that are not being fed, or -1."""
+    best = -1
+    best_u = bout
+    for v in range(lo, hi):
+        u = out_used[go * vt + v]
+        if u < best_u and xout_busy[go * vt + v] <= t:
+            best_u = u
+            best = v
+    return best
+
+
+@njit(cache=True, inline="always")
+def _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc):
     """``t`` if candidate ``(go, v)`` can take a packet now, else the cycle its
-    crossbar port frees if VC ``v`` has room, else never."""
+    crossbar port (or VC) frees if VC ``v`` has room, else never."""
     if out_used[go * vt + v] >= bout:
         return NEVER
-    if xout_busy[go] > t:
-        return xout_busy[go]
+    x = xout_busy[_xo(go, v, vt, xb_vc)]
+    if x > t:
+        return x
     return t
 
 
@@ -282,6 +315,7 @@ def route(
     routing = prm[7]
     n_cls = prm[8]
     phits = prm[9]
+    xb_vc = prm[PRM_XBAR] == 1
     base = pk[p, F_VCSET] * v_set
     dst = pk[p, F_DST]
     dsw = dst // c
@@ -303,8 +337,16 @@ def route(
         if chk and port_stamp[go] <= evt:
             return -1, -1, 0
         head[ivc, H_WATCH] = _bit(pn + dst % c, pt)
+        if xb_vc:
+            v = _free_vc(go, base, base + v_set, out_used, xout_busy, vt, bout, t)
+            if v < 0:
+                head[ivc, H_WAKE] = _busy_wake(go, base, base + v_set, out_used, xout_busy, vt,
+                                               bout, xb_vc)
+                return -1, -1, 0
+            return pn + dst % c, v, 0
         if xout_busy[go] > t:
-            head[ivc, H_WAKE] = _busy_wake(go, base, base + v_set, out_used, xout_busy, vt, bout)
+            head[ivc, H_WAKE] = _busy_wake(go, base, base + v_set, out_used, xout_busy, vt, bout,
+                                           xb_vc)
             return -1, -1, 0
         v = best_vc(go, base, base + v_set, out_used, vt, bout)
         if v < 0:
@@ -327,8 +369,16 @@ def route(
                 if chk and port_stamp[go] <= evt:
                     return -1, -1, 0
                 head[ivc, H_WATCH] = _bit(lp, pt)
+                if xb_vc:
+                    v = _free_vc(go, lo, hi, out_used, xout_busy, vt, bout, t)
+                    if v < 0:
+                        head[ivc, H_WAKE] = _busy_wake(go, lo, hi, out_used, xout_busy, vt, bout,
+                                                       xb_vc)
+                        return -1, -1, 0
+                    return lp, v, 0
                 if xout_busy[go] > t:
-                    head[ivc, H_WAKE] = _busy_wake(go, lo, hi, out_used, xout_busy, vt, bout)
+                    head[ivc, H_WAKE] = _busy_wake(go, lo, hi, out_used, xout_busy, vt, bout,
+                                                   xb_vc)
                     return -1, -1, 0
                 v = best_vc(go, lo, hi, out_used, vt, bout)
                 if v < 0:
@@ -380,7 +430,7 @@ def route(
             cost = np.int64(occ) * phits
             if (minimal >> lp) & 1 == 0:
                 cost += DEROUTE_PENALTY
-            w = _cand_wake(go, v, t, out_used, xout_busy, vt, bout)
+            w = _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc)
             if cost < b_cost or (cost == b_cost and w <= t):
                 return -2, -1, 0  # may succeed: evaluate in full
             if cost == b_cost:
@@ -425,9 +475,14 @@ def route(
                     redo = True
                     break
                 changed |= np.int64(1) << lp
-            if fallback:
+            if fallback and xb_vc:
+                v = _free_vc(go, lo, hi, out_used, xout_busy, vt, bout, t)
+                if v < 0:  # every VC with room is being fed (or none has room)
+                    wake = min(wake, _busy_wake(go, lo, hi, out_used, xout_busy, vt, bout, xb_vc))
+                    continue
+            elif fallback:
                 if xout_busy[go] > t:
-                    wake = min(wake, _busy_wake(go, lo, hi, out_used, xout_busy, vt, bout))
+                    wake = min(wake, _busy_wake(go, lo, hi, out_used, xout_busy, vt, bout, xb_vc))
                     continue
                 v = best_vc(go, lo, hi, out_used, vt, bout)  # only VCs with room
                 if v < 0:
@@ -444,7 +499,7 @@ def route(
                 cost += DEROUTE_PENALTY
                 der = 1
             if chk:  # a changed candidate: does it beat or join the tied set?
-                w = _cand_wake(go, v, t, out_used, xout_busy, vt, bout)
+                w = _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc)
                 if cost < b_cost or (cost == b_cost and w <= t):
                     redo = True
                     break
@@ -461,12 +516,12 @@ def route(
                 best_lp = lp
                 best_v = v
                 best_der = der
-                wake = _cand_wake(go, v, t, out_used, xout_busy, vt, bout)
+                wake = _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc)
                 if masks:
                     new_tied = np.int64(1) << lp
             else:
                 ties += 1
-                wake = min(wake, _cand_wake(go, v, t, out_used, xout_busy, vt, bout))
+                wake = min(wake, _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc))
                 if masks:
                     new_tied |= np.int64(1) << lp
                 if rand_int(rng, ties) == 0:
@@ -486,7 +541,7 @@ def route(
         return -1, -1, 0
     if best_lp >= 0:
         go = sw * pt + best_lp
-        if xout_busy[go] > t or out_used[go * vt + best_v] >= bout:
+        if xout_busy[_xo(go, best_v, vt, xb_vc)] > t or out_used[go * vt + best_v] >= bout:
             # best port busy or its VC full: wait and retry; if a tied candidate
             # was available only the tie-break failed: retry next cycle in full
             head[ivc, H_WAKE] = t + 1 if wake <= t else wake
@@ -559,7 +614,8 @@ K_ALL2ALL_ROUNDS = 4  # the study's schedule: M rounds of one packet to every pe
 # sides of the dimensions follow from ``PRM_SIDES``
 PRM_OCCUPANCY = 10  # 1: cost = port occupancy + VC occupancy; 0: VC occupancy only
 PRM_CHOICE = 11  # 1: fall back to the best *available* candidate; 0: wait for the best
-PRM_SIDES = 12
+PRM_XBAR = 12  # 1: crossbar busy per input and output VC; 0: per port
+PRM_SIDES = 13
 
 
 @njit(cache=True, inline="always")
@@ -773,6 +829,7 @@ def run_cycles(
     v_set = prm[4]
     vt = prm[5]
     routing = prm[7]
+    xb_vc = prm[PRM_XBAR] == 1
     n_ranks = rank_ep.shape[0]
     bin_cap = in_q.shape[1]
     bout_cap = out_q.shape[1]
@@ -1172,7 +1229,7 @@ def run_cycles(
                     w_s = min(w_s, ip_wake[g])
                     m_s |= ip_watch[g]
                     continue
-                if xin_busy[g] > t:
+                if not xb_vc and xin_busy[g] > t:
                     ip_wake[g] = xin_busy[g]
                     w_s = min(w_s, ip_wake[g])
                     m_s |= ip_watch[g]
@@ -1188,6 +1245,9 @@ def run_cycles(
                         continue  # empty
                     if rdy > t:
                         w_g = min(w_g, rdy)
+                        continue
+                    if xb_vc and xin_busy[ivc] > t:  # this VC still feeds its last grant
+                        w_g = min(w_g, xin_busy[ivc])
                         continue
                     p = head[ivc, H_PKT]
                     he = head[ivc, H_EVT]
@@ -1243,11 +1303,16 @@ def run_cycles(
                         return STATUS_ERROR
                     cwheel[b, cwheel_n[b]] = ivc
                     cwheel_n[b] += 1
-                    xin_busy[g] = done
-                    w_g = done  # every head of the port waits for it
                     go = s * pt + olp
-                    xout_busy[go] = done
                     ovc = go * vt + ov
+                    if xb_vc:  # only this input VC and output VC are held
+                        xin_busy[ivc] = done
+                        xout_busy[ovc] = done
+                        w_g = min(w_g, done)
+                    else:
+                        xin_busy[g] = done
+                        w_g = done  # every head of the port waits for it
+                        xout_busy[go] = done
                     if out_n[ovc] == 0:
                         ohead[ovc, OH_PKT] = p
                         ohead[ovc, OH_RDY] = t + rdel
@@ -1267,7 +1332,8 @@ def run_cycles(
                         pk[p, F_DER] += 1
                     if rr_alloc:
                         in_rr[g] = _wrap(v + 1, vt)
-                    break
+                    if not xb_vc:
+                        break
                 ip_wake[g] = w_g
                 ip_watch[g] = m_g
                 if in_port_n[g] > 0:

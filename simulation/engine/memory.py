@@ -212,6 +212,9 @@ def estimate_memory(config: SimConfig) -> MemoryEstimate:
     shape = ("sides", "concentration")
     capacity = (vcs * (config.input_buffer_packets + config.output_buffer_packets)
                 + endpoints * (config.source_queue_packets + delivery))
+    # ``crossbar: vc``: the crossbar's busy-until cycles and its wheel per VC, not per port
+    crossbar_slots = vcs if config.crossbar == "vc" else ports
+    per_vc_crossbar = (crossbar_slots - ports) * (2 * I64 + wheel * I32)
     parts = (
         MemoryPart("input buffers", vcs * config.input_buffer_packets * I32,
                    ("input_buffer_packets",)),
@@ -223,8 +226,8 @@ def estimate_memory(config: SimConfig) -> MemoryEstimate:
         MemoryPart("event wheels", ports * wheel * I32 + endpoints * delivery * 2 * I64,
                    ("packet_phits", "link_latency")),
         MemoryPart("ports and VCs", vcs * VC_STATE + ports * PORT_STATE
-                   + endpoints * ENDPOINT_STATE + config.switches * L.N_SW * I64,
-                   (*shape, "vcs")),
+                   + endpoints * ENDPOINT_STATE + config.switches * L.N_SW * I64
+                   + per_vc_crossbar, (*shape, "vcs")),
         MemoryPart("ranks", ranks * (RANK_STATE + messages * MESSAGE_KEPT
                                      + steps * STEP_KEPT), ("ranks",)),
         MemoryPart("fixed", FIXED, ()),

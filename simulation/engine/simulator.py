@@ -106,6 +106,7 @@ def _routing_params(config: SimConfig, net: Network, vt: int) -> np.ndarray:
     ]
     prm[L.PRM_OCCUPANCY] = 1 if config.occupancy == "port_vc" else 0
     prm[L.PRM_CHOICE] = 1 if config.port_choice == "fallback" else 0
+    prm[L.PRM_XBAR] = 1 if config.crossbar == "vc" else 0
     prm[L.PRM_SIDES:] = net.sides
     return prm
 
@@ -143,6 +144,9 @@ def _network_state(config: SimConfig, net: Network, vt: int, rank_ep: np.ndarray
     """Buffers, counters and event queues of every port, switch and endpoint."""
     i32, i64 = np.int32, np.int64
     n_ports, n_ep, nvc = net.ports, net.endpoints, net.ports * vt
+    # crossbar ports held per port, or per VC (``crossbar: vc``): then every VC of
+    # a port may finish a crossing in the same cycle
+    n_xb = nvc if config.crossbar == "vc" else n_ports
     phits, lat = config.packet_phits, config.link_latency
 
     def z(n: int, dt: type = i32) -> np.ndarray:
@@ -154,7 +158,7 @@ def _network_state(config: SimConfig, net: Network, vt: int, rank_ep: np.ndarray
         in_n=z(nvc),
         in_port_n=z(n_ports),
         credits=np.full(nvc, config.input_buffer_packets, i32),
-        xin_busy=z(n_ports, i64),
+        xin_busy=z(n_xb, i64),
         in_rr=z(n_ports),
         head=np.full((nvc, L.N_H), -1, i64),
         ip_wake=np.full(n_ports, L.NEVER, i64),
@@ -165,7 +169,7 @@ def _network_state(config: SimConfig, net: Network, vt: int, rank_ep: np.ndarray
         ohead=np.full((nvc, L.N_OH), -1, i64),
         out_port_n=z(n_ports),
         out_used=z(nvc),
-        xout_busy=z(n_ports, i64),
+        xout_busy=z(n_xb, i64),
         link_busy=z(n_ports, i64),
         out_rr=z(n_ports),
         link_phits=z(n_ports, i64),
@@ -180,7 +184,7 @@ def _network_state(config: SimConfig, net: Network, vt: int, rank_ep: np.ndarray
         src_bits=z((n_ep + 63) // 64, i64),  # endpoints with a queued packet
         inj_busy=z(n_ep, i64),
         ep_rank=_endpoint_ranks(rank_ep, n_ep),
-        cwheel=np.zeros((phits + lat + 2, n_ports), i32),
+        cwheel=np.zeros((phits + lat + 2, n_xb), i32),
         cwheel_n=z(phits + lat + 2),
         sfifo=np.zeros((n_ports * 2 + 16, 2), i64),
         dfifo=np.zeros((n_ep * (lat // phits + 3), 2), i64),
