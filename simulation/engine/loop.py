@@ -168,16 +168,34 @@ H_WAKE = 1  # first cycle at which a time-triggered full evaluation is due
 H_COST = 2  # best cost at that evaluation (MIN / Omni-WAR)
 H_TIED = 3  # bit mask of the local ports tied at that cost, all unavailable then
 H_WATCH = 4  # bit mask of the local ports whose change may turn the failure (-1: all)
-H_PKT = 5  # the head packet (in_q[ivc, in_h[ivc]]) while the VC holds one
-H_RDY = 6  # its head's arrival cycle (pk[., F_READY]); -1: the VC is empty
-N_H = 7
+N_H = 5
 
-# columns of the per-output-VC head record ``ohead``: the same for output queues,
-# so that the link and crossbar stages read one record instead of the chain
-# queue length -> queue head -> packet record for every VC they look at
-OH_PKT = 0
-OH_RDY = 1  # the packet's ready cycle (it may leave on the link); -1: empty
-N_OH = 2
+# columns of the per-input-VC queue-head record ``hq`` (int32): apart from
+# ``head``, so that the crossbar's scan of a port's VCs and a grant or an
+# arrival read one 16-byte record per VC (a port of 4 VCs: one cache line)
+Q_PKT = 0  # the head packet (in_q[ivc, hq[ivc, Q_H]]) while the VC holds one
+Q_RDY = 1  # its head's arrival cycle (pk[., F_READY]); -1: the VC is empty
+Q_H = 2  # index of the head in the VC's ring buffer ``in_q[ivc]``
+Q_N = 3  # packets in the VC
+N_Q = 4
+
+# columns of the per-input-port record ``ip``: what the crossbar stage reads of a
+# port before its VCs, in one cache line
+IP_N = 0  # packets in its input buffers (every VC)
+IP_WAKE = 1  # first cycle at which one of its heads may be grantable without a change
+IP_WATCH = 2  # union of its blocked heads' watch masks
+IP_RR = 3  # round-robin pointer over its VCs
+N_IP = 4
+
+# columns of the per-output-VC queue record ``oq`` (int32): the same for output
+# queues, so that the link and crossbar stages read one 16-byte record instead
+# of the chain queue length -> queue head -> packet record for every VC they
+# look at (a port of 4 VCs: one cache line)
+O_PKT = 0  # the head packet while the VC holds one
+O_RDY = 1  # its ready cycle (it may leave on the link); -1: empty
+O_H = 2  # index of the head in the VC's ring buffer ``out_q[ovc]``
+O_N = 3  # packets in the VC
+N_O = 4
 
 
 @njit(cache=True, inline="always")
@@ -581,7 +599,7 @@ SW_CHG = 1  # mask of its output ports changed since its crossbar was last alloc
 SW_WAKE = 2  # first cycle at which a head may be grantable without a change
 SW_LINK = 3  # first cycle at which one of its links may start a packet
 SW_IN = 4  # packets in its input buffers
-SW_WATCH = 5  # union of its input ports' watch masks (``ip_watch``)
+SW_WATCH = 5  # union of its input ports' watch masks (``ip[., IP_WATCH]``)
 SW_INP = 6  # mask of its input ports holding packets (switches of <= 64 ports)
 SW_OUTP = 7  # mask of its output ports the link stage must look at (see there)
 N_SW = 8
@@ -737,20 +755,14 @@ def run_cycles(
     free_stack,
     # input side
     in_q,
-    in_h,
-    in_n,
-    in_port_n,
     credits,
     xin_busy,
-    in_rr,
     head,
-    ip_wake,
-    ip_watch,
+    hq,
+    ip,
     # output side
     out_q,
-    out_h,
-    out_n,
-    ohead,
+    oq,
     out_port_n,
     out_used,
     xout_busy,
@@ -1110,13 +1122,13 @@ def run_cycles(
                 for k in range(vt):
                     v = vorder[k]
                     ovc = g * vt + v
-                    rdy = ohead[ovc, OH_RDY]
+                    rdy = oq[ovc, O_RDY]
                     if rdy < 0:
                         continue  # empty
                     if rdy > t:
                         nw = min(nw, rdy)
                         continue
-                    p = ohead[ovc, OH_PKT]
+                    p = oq[ovc, O_PKT]
                     if down >= 0:
                         dvc = down * vt + v
                         if credits[dvc] <= 0:
@@ -1124,18 +1136,18 @@ def run_cycles(
                         credits[dvc] -= 1
                         port_occ[g] += 1
                         _touch(g, s, lp, pt, st, port_stamp, swst)
-                        if in_n[dvc] == 0:
+                        if hq[dvc, Q_N] == 0:
                             head[dvc, H_EVT] = -1  # a new head
-                            head[dvc, H_PKT] = p
-                            head[dvc, H_RDY] = t + lat
-                        in_q[dvc, _wrap(in_h[dvc] + in_n[dvc], bin_cap)] = p
-                        in_n[dvc] += 1
-                        in_port_n[down] += 1
+                            hq[dvc, Q_PKT] = p
+                            hq[dvc, Q_RDY] = t + lat
+                        in_q[dvc, _wrap(hq[dvc, Q_H] + hq[dvc, Q_N], bin_cap)] = p
+                        hq[dvc, Q_N] += 1
+                        ip[down, IP_N] += 1
                         sd = down // pt
                         swst[sd, SW_IN] += 1
                         swst[sd, SW_INP] |= _bit(down - sd * pt, pt)
-                        if ip_wake[down] > t + lat:
-                            ip_wake[down] = t + lat
+                        if ip[down, IP_WAKE] > t + lat:
+                            ip[down, IP_WAKE] = t + lat
                         if swst[sd, SW_WAKE] > t + lat:
                             swst[sd, SW_WAKE] = t + lat
                         pk[p, F_READY] = t + lat
@@ -1145,14 +1157,14 @@ def run_cycles(
                         if not _fifo_push(dfifo, st, S_DF_H, S_DF_N, t + lat + phits, p):
                             st[S_CYCLE] = t
                             return STATUS_ERROR
-                    out_h[ovc] = _wrap(out_h[ovc] + 1, bout_cap)
-                    out_n[ovc] -= 1
-                    if out_n[ovc] > 0:
-                        q_ = out_q[ovc, out_h[ovc]]
-                        ohead[ovc, OH_PKT] = q_
-                        ohead[ovc, OH_RDY] = pk[q_, F_READY]
+                    oq[ovc, O_H] = _wrap(oq[ovc, O_H] + 1, bout_cap)
+                    oq[ovc, O_N] -= 1
+                    if oq[ovc, O_N] > 0:
+                        q_ = out_q[ovc, oq[ovc, O_H]]
+                        oq[ovc, O_PKT] = q_
+                        oq[ovc, O_RDY] = pk[q_, F_READY]
                     else:
-                        ohead[ovc, OH_RDY] = -1
+                        oq[ovc, O_RDY] = -1
                     out_port_n[g] -= 1
                     if measured:
                         link_phits[g] += phits
@@ -1170,8 +1182,8 @@ def run_cycles(
         # ---------------------------------------------------------- 3 crossbar
         # Only heads whose failure is not certain are evaluated (see route):
         # an input port is visited when a cycle is reached at which one of its
-        # heads arrives or may find a crossbar output free (``ip_wake``), or
-        # when one of the output ports its blocked heads watch (``ip_watch``)
+        # heads arrives or may find a crossbar output free (``IP_WAKE``), or
+        # when one of the output ports its blocked heads watch (``IP_WATCH``)
         # changed since the switch was last visited (``SW_CHG``); a switch when
         # one of its input ports is.  The random visiting orders of ports and
         # VCs are drawn for the switches and ports visited; the evaluations skipped were
@@ -1223,24 +1235,24 @@ def run_cycles(
             for i_vis in range(n_vis):
                 lp = visit[i_vis]
                 g = s * pt + lp
-                if in_port_n[g] == 0:
+                if ip[g, IP_N] == 0:
                     continue
-                if ip_wake[g] > t and (ip_watch[g] & (chg | swst[s, SW_CHG])) == 0:
-                    w_s = min(w_s, ip_wake[g])
-                    m_s |= ip_watch[g]
+                if ip[g, IP_WAKE] > t and (ip[g, IP_WATCH] & (chg | swst[s, SW_CHG])) == 0:
+                    w_s = min(w_s, ip[g, IP_WAKE])
+                    m_s |= ip[g, IP_WATCH]
                     continue
                 if not xb_vc and xin_busy[g] > t:
-                    ip_wake[g] = xin_busy[g]
-                    w_s = min(w_s, ip_wake[g])
-                    m_s |= ip_watch[g]
+                    ip[g, IP_WAKE] = xin_busy[g]
+                    w_s = min(w_s, ip[g, IP_WAKE])
+                    m_s |= ip[g, IP_WATCH]
                     continue
-                _vc_order(vorder, vt, in_rr[g], rr_alloc, rng)
+                _vc_order(vorder, vt, ip[g, IP_RR], rr_alloc, rng)
                 w_g = NEVER
                 m_g = np.int64(0)
                 for k in range(vt):
                     v = vorder[k]
                     ivc = g * vt + v
-                    rdy = head[ivc, H_RDY]
+                    rdy = hq[ivc, Q_RDY]
                     if rdy < 0:
                         continue  # empty
                     if rdy > t:
@@ -1249,7 +1261,7 @@ def run_cycles(
                     if xb_vc and xin_busy[ivc] > t:  # this VC still feeds its last grant
                         w_g = min(w_g, xin_busy[ivc])
                         continue
-                    p = head[ivc, H_PKT]
+                    p = hq[ivc, Q_PKT]
                     he = head[ivc, H_EVT]
                     cm = np.int64(0)  # its candidate ports changed since ``he``
                     if he >= 0:
@@ -1278,17 +1290,17 @@ def run_cycles(
                         w_g = min(w_g, head[ivc, H_WAKE])
                         m_g |= head[ivc, H_WATCH]
                         continue
-                    in_h[ivc] = _wrap(in_h[ivc] + 1, bin_cap)
-                    in_n[ivc] -= 1
-                    if in_n[ivc] > 0:
-                        q_ = in_q[ivc, in_h[ivc]]
-                        head[ivc, H_PKT] = q_
-                        head[ivc, H_RDY] = pk[q_, F_READY]
+                    hq[ivc, Q_H] = _wrap(hq[ivc, Q_H] + 1, bin_cap)
+                    hq[ivc, Q_N] -= 1
+                    if hq[ivc, Q_N] > 0:
+                        q_ = in_q[ivc, hq[ivc, Q_H]]
+                        hq[ivc, Q_PKT] = q_
+                        hq[ivc, Q_RDY] = pk[q_, F_READY]
                     else:
-                        head[ivc, H_RDY] = -1
-                    in_port_n[g] -= 1
+                        hq[ivc, Q_RDY] = -1
+                    ip[g, IP_N] -= 1
                     swst[s, SW_IN] -= 1
-                    if in_port_n[g] == 0 and pt <= 64:
+                    if ip[g, IP_N] == 0 and pt <= 64:
                         swst[s, SW_INP] &= ~(np.int64(1) << lp)
                     head[ivc, H_EVT] = -1  # the next packet is a new head
                     # the crossbar moves ``speedup`` phits/cycle but cannot outrun
@@ -1313,11 +1325,11 @@ def run_cycles(
                         xin_busy[g] = done
                         w_g = done  # every head of the port waits for it
                         xout_busy[go] = done
-                    if out_n[ovc] == 0:
-                        ohead[ovc, OH_PKT] = p
-                        ohead[ovc, OH_RDY] = t + rdel
-                    out_q[ovc, _wrap(out_h[ovc] + out_n[ovc], bout_cap)] = p
-                    out_n[ovc] += 1
+                    if oq[ovc, O_N] == 0:
+                        oq[ovc, O_PKT] = p
+                        oq[ovc, O_RDY] = t + rdel
+                    out_q[ovc, _wrap(oq[ovc, O_H] + oq[ovc, O_N], bout_cap)] = p
+                    oq[ovc, O_N] += 1
                     out_used[ovc] += 1
                     port_occ[go] += 1
                     out_port_n[go] += 1
@@ -1331,12 +1343,12 @@ def run_cycles(
                     if der != 0:
                         pk[p, F_DER] += 1
                     if rr_alloc:
-                        in_rr[g] = _wrap(v + 1, vt)
+                        ip[g, IP_RR] = _wrap(v + 1, vt)
                     if not xb_vc:
                         break
-                ip_wake[g] = w_g
-                ip_watch[g] = m_g
-                if in_port_n[g] > 0:
+                ip[g, IP_WAKE] = w_g
+                ip[g, IP_WATCH] = m_g
+                if ip[g, IP_N] > 0:
                     w_s = min(w_s, w_g)
                     m_s |= m_g
             swst[s, SW_WAKE] = w_s
@@ -1366,17 +1378,17 @@ def run_cycles(
                     continue
                 ivc = g * vt + best
                 credits[ivc] -= 1
-                if in_n[ivc] == 0:
+                if hq[ivc, Q_N] == 0:
                     head[ivc, H_EVT] = -1
-                    head[ivc, H_PKT] = p
-                    head[ivc, H_RDY] = t + lat
-                in_q[ivc, _wrap(in_h[ivc] + in_n[ivc], bin_cap)] = p
-                in_n[ivc] += 1
-                in_port_n[g] += 1
+                    hq[ivc, Q_PKT] = p
+                    hq[ivc, Q_RDY] = t + lat
+                in_q[ivc, _wrap(hq[ivc, Q_H] + hq[ivc, Q_N], bin_cap)] = p
+                hq[ivc, Q_N] += 1
+                ip[g, IP_N] += 1
                 swst[s, SW_IN] += 1
                 swst[s, SW_INP] |= _bit(pn + e % c, pt)
-                if ip_wake[g] > t + lat:
-                    ip_wake[g] = t + lat
+                if ip[g, IP_WAKE] > t + lat:
+                    ip[g, IP_WAKE] = t + lat
                 if swst[s, SW_WAKE] > t + lat:
                     swst[s, SW_WAKE] = t + lat
                 pk[p, F_READY] = t + lat

@@ -49,12 +49,12 @@ __all__ = ["MemoryEstimate", "MemoryLimitError", "MemoryPart", "check_memory",
            "estimate_memory", "format_bytes"]
 
 I32, I64 = 4, 8
-#: Bytes per VC besides its queues: six int32 counters, the head records.
-VC_STATE = 6 * I32 + (L.N_H + L.N_OH) * I64
+#: Bytes per VC besides its queues: two int32 counters, the queue records, the head record.
+VC_STATE = (2 + L.N_Q + L.N_O) * I32 + L.N_H * I64
 #: Bytes per port: thirteen counters and wake-ups, two slots of the switch FIFO,
 #: three port tables (built in int64, kept in int32) and the link's utilisation
 #: in the result (Python objects, mostly in memory freed earlier; calibrated).
-PORT_STATE = 8 * I64 + 5 * I32 + 2 * 2 * I64 + 3 * (I64 + I32) + 48
+PORT_STATE = 9 * I64 + 3 * I32 + 2 * 2 * I64 + 3 * (I64 + I32) + 48
 #: Bytes per endpoint: queue heads and counts, injection wake-up, its rank.
 ENDPOINT_STATE = 2 * I32 + 2 * I64 + 1
 #: Bytes per rank kept while the loop runs: about twenty int64 tables (traffic,

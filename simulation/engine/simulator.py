@@ -154,19 +154,13 @@ def _network_state(config: SimConfig, net: Network, vt: int, rank_ep: np.ndarray
 
     return dict(
         in_q=np.zeros((nvc, config.input_buffer_packets), i32),
-        in_h=z(nvc),
-        in_n=z(nvc),
-        in_port_n=z(n_ports),
         credits=np.full(nvc, config.input_buffer_packets, i32),
         xin_busy=z(n_xb, i64),
-        in_rr=z(n_ports),
         head=np.full((nvc, L.N_H), -1, i64),
-        ip_wake=np.full(n_ports, L.NEVER, i64),
-        ip_watch=z(n_ports, i64),
+        hq=_queue_table(nvc),
+        ip=_input_port_table(n_ports),
         out_q=np.zeros((nvc, config.output_buffer_packets), i32),
-        out_h=z(nvc),
-        out_n=z(nvc),
-        ohead=np.full((nvc, L.N_OH), -1, i64),
+        oq=_queue_table(nvc),
         out_port_n=z(n_ports),
         out_used=z(nvc),
         xout_busy=z(n_xb, i64),
@@ -234,7 +228,7 @@ def _run_chunks(
     whenever the loop asks for it.
     """
     total_work = int(tr.app_total[tr.app_total > 0].sum())
-    chunk = max(16, min(2048, _CHUNK_WORK // (len(state["in_n"]) + net.endpoints)))
+    chunk = max(16, min(2048, _CHUNK_WORK // (len(state["hq"]) + net.endpoints)))
     app_stats = ranks["app_stats"]
     t = 0
     while t < config.max_cycles:
@@ -266,10 +260,9 @@ def _call_loop(
         t, t1, cf, prm, pool["st"], pool["rng"],
         net.coords, net.dim_base, net.out_down_in, net.in_up_out,
         pool["pk"], pool["free_stack"],
-        s["in_q"], s["in_h"], s["in_n"], s["in_port_n"],
-        s["credits"], s["xin_busy"], s["in_rr"], s["head"],
-        s["ip_wake"], s["ip_watch"],
-        s["out_q"], s["out_h"], s["out_n"], s["ohead"], s["out_port_n"],
+        s["in_q"],
+        s["credits"], s["xin_busy"], s["head"], s["hq"], s["ip"],
+        s["out_q"], s["oq"], s["out_port_n"],
         s["out_used"], s["xout_busy"], s["link_busy"],
         s["out_rr"], s["link_phits"], s["port_stamp"], s["link_wake"],
         s["swst"], s["port_occ"],
@@ -283,6 +276,23 @@ def _call_loop(
         r["gen_t"], r["gw_head"], r["gw_next"], r["act"], r["in_act"],
         r["vis"], r["rank_made"], s["visit"], s["vorder"],
     )  # fmt: skip
+
+
+def _queue_table(nvc: int) -> np.ndarray:
+    """Per-VC queue heads and counts (``loop.Q_*`` for input VCs, ``loop.O_*`` for
+    output VCs: the same layout), every VC empty; int32, 16 bytes, so that a port's
+    4 VCs share one cache line."""
+    q = np.zeros((nvc, 4), np.int32)
+    q[:, L.Q_PKT] = -1
+    q[:, L.Q_RDY] = -1
+    return q
+
+
+def _input_port_table(n_ports: int) -> np.ndarray:
+    """Per-input-port bookkeeping of the crossbar stage (``loop.IP_*`` columns)."""
+    ip = np.zeros((n_ports, L.N_IP), np.int64)
+    ip[:, L.IP_WAKE] = L.NEVER
+    return ip
 
 
 def _switch_table(n_sw: int) -> np.ndarray:
@@ -317,8 +327,8 @@ def _check_conservation(st: np.ndarray, npool: int, state: dict) -> None:
     delivered = int(st[L.S_DELIVERED])
     in_net = int(st[L.S_IN_NET])
     queued = (
-        int(state["in_n"].sum())
-        + int(state["out_n"].sum())
+        int(state["hq"][:, L.Q_N].sum())
+        + int(state["oq"][:, L.O_N].sum())
         + int(state["src_n"].sum())
         + int(st[L.S_DF_N])
     )
