@@ -190,12 +190,13 @@ N_IP = 4
 # columns of the per-output-VC queue record ``oq`` (int32): the same for output
 # queues, so that the link and crossbar stages read one 16-byte record instead
 # of the chain queue length -> queue head -> packet record for every VC they
-# look at (a port of 4 VCs: one cache line)
-O_PKT = 0  # the head packet while the VC holds one
-O_RDY = 1  # its ready cycle (it may leave on the link); -1: empty
-O_H = 2  # index of the head in the VC's ring buffer ``out_q[ovc]``
-O_N = 3  # packets in the VC
-N_O = 4
+# look at (a port of 4 VCs: one cache line). The layout is ``hq``'s, so that one
+# helper (``_pop_head``) and one allocation serve both.
+O_PKT = Q_PKT  # the head packet while the VC holds one
+O_RDY = Q_RDY  # its ready cycle (it may leave on the link); -1: empty
+O_H = Q_H  # index of the head in the VC's ring buffer ``out_q[ovc]``
+O_N = Q_N  # packets in the VC
+N_O = N_Q
 
 
 @njit(cache=True, inline="always")
@@ -659,6 +660,21 @@ def _vc_order(a, n, start, round_robin, rng):
         a[i] = v - n if v >= n else v
     if not round_robin:
         _shuffle_prefix(a, n, rng)
+
+
+@njit(cache=True, inline="always")
+def _pop_head(qr, ring, vc, pk):
+    """Drop the head packet of VC ``vc`` (queue record ``qr[vc]``, input or output:
+    the ``Q_*`` and ``O_*`` layouts are the same; packets in ``ring[vc]``) and
+    record the next one's packet and ready cycle, or the VC as empty."""
+    qr[vc, Q_H] = _wrap(qr[vc, Q_H] + 1, ring.shape[1])
+    qr[vc, Q_N] -= 1
+    if qr[vc, Q_N] > 0:
+        nxt = ring[vc, qr[vc, Q_H]]
+        qr[vc, Q_PKT] = nxt
+        qr[vc, Q_RDY] = pk[nxt, F_READY]
+    else:
+        qr[vc, Q_RDY] = -1
 
 
 @njit(cache=True, inline="always")
@@ -1157,14 +1173,7 @@ def run_cycles(
                         if not _fifo_push(dfifo, st, S_DF_H, S_DF_N, t + lat + phits, p):
                             st[S_CYCLE] = t
                             return STATUS_ERROR
-                    oq[ovc, O_H] = _wrap(oq[ovc, O_H] + 1, bout_cap)
-                    oq[ovc, O_N] -= 1
-                    if oq[ovc, O_N] > 0:
-                        q_ = out_q[ovc, oq[ovc, O_H]]
-                        oq[ovc, O_PKT] = q_
-                        oq[ovc, O_RDY] = pk[q_, F_READY]
-                    else:
-                        oq[ovc, O_RDY] = -1
+                    _pop_head(oq, out_q, ovc, pk)
                     out_port_n[g] -= 1
                     if measured:
                         link_phits[g] += phits
@@ -1290,14 +1299,7 @@ def run_cycles(
                         w_g = min(w_g, head[ivc, H_WAKE])
                         m_g |= head[ivc, H_WATCH]
                         continue
-                    hq[ivc, Q_H] = _wrap(hq[ivc, Q_H] + 1, bin_cap)
-                    hq[ivc, Q_N] -= 1
-                    if hq[ivc, Q_N] > 0:
-                        q_ = in_q[ivc, hq[ivc, Q_H]]
-                        hq[ivc, Q_PKT] = q_
-                        hq[ivc, Q_RDY] = pk[q_, F_READY]
-                    else:
-                        hq[ivc, Q_RDY] = -1
+                    _pop_head(hq, in_q, ivc, pk)
                     ip[g, IP_N] -= 1
                     swst[s, SW_IN] -= 1
                     if ip[g, IP_N] == 0 and pt <= 64:

@@ -282,7 +282,7 @@ def _queue_table(nvc: int) -> np.ndarray:
     """Per-VC queue heads and counts (``loop.Q_*`` for input VCs, ``loop.O_*`` for
     output VCs: the same layout), every VC empty; int32, 16 bytes, so that a port's
     4 VCs share one cache line."""
-    q = np.zeros((nvc, 4), np.int32)
+    q = np.zeros((nvc, L.N_Q), np.int32)
     q[:, L.Q_PKT] = -1
     q[:, L.Q_RDY] = -1
     return q
