@@ -5,15 +5,17 @@ configuration, the per-seed throughput, mean latency and makespan (and the
 background's throughput where there is one) to a JSON file.  The fixture
 ``tests/simulation/engine/baseline_stats.json`` was produced by running this
 script on the straightforward engine *before* the event-driven rewrite (commit
-d4fd27d: every head re-routed every cycle), with the random allocator's
-uniformly random visiting order of ports and VCs applied to it (the same
-model as today's engine)::
+d4fd27d: every head re-routed every cycle) with ``straightforward_engine.patch``
+applied, which gives it today's model: the random allocator's uniformly random
+visiting order of ports and VCs (engine 2.0) and the tie rule of engine 2.1
+(lowest cost, then flow control, then a random choice among the tied
+candidates that can take the packet)::
 
     git worktree add /tmp/speedbase d4fd27d
+    git -C /tmp/speedbase apply "$PWD/benchmarks/straightforward_engine.patch"
     cp benchmarks/make_baseline_stats.py /tmp/speedbase/benchmarks/
-    # apply the allocator's visiting order (_shuffle in the crossbar and link stages)
     cd /tmp/speedbase && python benchmarks/make_baseline_stats.py \
-        tests/simulation/engine/baseline_stats.json
+        "$OLDPWD/tests/simulation/engine/baseline_stats.json"
 
 ``tests/simulation/engine/test_equivalence.py`` imports :data:`CONFIGS` and
 :func:`measure` from this file, so both sides run the very same workloads.

@@ -303,8 +303,11 @@ def route(
     and availability are read from; a grant also sets ``xout_busy``; ``cm``
     is the caller's mask of the candidate ports that changed), and
     (2) the cycle is before ``head[ivc, H_WAKE]``, the earliest cycle at
-    which a tied best candidate's crossbar output frees (``t + 1`` when a
-    tied candidate was available and only the random tie-break failed).
+    which a tied best candidate's crossbar output frees (a failure means
+    that every candidate at the lowest cost was busy or full: the random
+    draw is among the tied candidates that can take the packet, as the
+    authors' router applies lowest cost, then flow control, then a random
+    choice).
     For MIN and Omni-WAR (wait) the tied best set is kept as a bit mask of
     local ports in ``head[ivc, H_TIED]`` with its cost ``head[ivc, H_COST]``:
     when some candidates changed, a *check* call (``head[ivc, H_EVT] >= 0``)
@@ -313,9 +316,9 @@ def route(
     and one tied candidate is left; otherwise it returns ``(-2, -1, 0)`` and
     the caller evaluates in full (``head[ivc, H_EVT] = -1``).  A check call
     draws no random number, so the packet's choices are distributed as if it
-    had been evaluated every cycle (the tie-break draws of certain failures
-    only consumed the generator).  This relies on a candidate's cost being a
-    function of its own output port's state and the packet.
+    had been evaluated every cycle (a failure draws nothing).  This relies on
+    a candidate's cost being a function of its own output port's state and
+    the packet.
 
     *Port occupancy.*  ``port_occ[go]`` is the sum over the VCs of output
     port ``go`` of ``out_used + bin_cap - credits`` (its output slots in use
@@ -529,21 +532,23 @@ def route(
                 continue
             if cost > best_cost:
                 continue
-            if cost < best_cost:
+            w = _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc)
+            if cost < best_cost:  # a new lowest cost: the tied set starts again
                 best_cost = cost
-                ties = 1
-                best_lp = lp
-                best_v = v
-                best_der = der
-                wake = _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc)
+                ties = 0
+                best_lp = -1
+                wake = w
                 if masks:
                     new_tied = np.int64(1) << lp
             else:
-                ties += 1
-                wake = min(wake, _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc))
+                wake = min(wake, w)
                 if masks:
                     new_tied |= np.int64(1) << lp
-                if rand_int(rng, ties) == 0:
+            # lowest cost first, then flow control, then one at random: the
+            # draw is among the tied candidates that can take the packet now
+            if w <= t:
+                ties += 1
+                if ties == 1 or rand_int(rng, ties) == 0:
                     best_lp = lp
                     best_v = v
                     best_der = der
@@ -558,17 +563,14 @@ def route(
         head[ivc, H_WAKE] = min(head[ivc, H_WAKE], wake)
         head[ivc, H_WATCH] = watch
         return -1, -1, 0
-    if best_lp >= 0:
-        go = sw * pt + best_lp
-        if xout_busy[_xo(go, best_v, vt, xb_vc)] > t or out_used[go * vt + best_v] >= bout:
-            # best port busy or its VC full: wait and retry; if a tied candidate
-            # was available only the tie-break failed: retry next cycle in full
-            head[ivc, H_WAKE] = t + 1 if wake <= t else wake
-            head[ivc, H_COST] = best_cost
-            head[ivc, H_TIED] = new_tied
-            head[ivc, H_WATCH] = watch
-            return -1, -1, 0
-    elif fallback:  # nothing available: wait for a crossbar output or a change
+    if best_lp < 0 and not fallback:
+        # every candidate at the lowest cost is busy or full: wait (a worse
+        # free port is not taken) until one of them frees or a port changes
+        head[ivc, H_WAKE] = wake
+        head[ivc, H_COST] = best_cost
+        head[ivc, H_TIED] = new_tied
+        head[ivc, H_WATCH] = watch
+    elif best_lp < 0:  # nothing available: wait for a crossbar output or a change
         head[ivc, H_WAKE] = wake
         head[ivc, H_WATCH] = watch
     return best_lp, best_v, best_der

@@ -6,7 +6,8 @@ seed gives the same random draws in the same order, hence the same
 :class:`~simulation.engine.SimResult`.  ``exact_refactor.json`` holds the full
 result dicts of the configurations below (``python
 tests/simulation/engine/test_exact_refactor.py --record``), last recorded when
-the random allocator became a uniformly random visiting order (engine 2.0).
+a packet's random choice became one among the tied lowest-cost candidates that
+can take it (engine 2.1).
 A change that alters the model *on purpose* must re-record the fixture and
 say so; :mod:`test_equivalence` then checks the law against the old engine.
 
