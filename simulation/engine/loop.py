@@ -168,7 +168,13 @@ H_WAKE = 1  # first cycle at which a time-triggered full evaluation is due
 H_COST = 2  # best cost at that evaluation (MIN / Omni-WAR)
 H_TIED = 3  # bit mask of the local ports tied at that cost, all unavailable then
 H_WATCH = 4  # bit mask of the local ports whose change may turn the failure (-1: all)
-N_H = 5
+# What a check call of a MIN / Omni-WAR head needs of its packet, kept from its
+# failed full evaluation so that the check reads no packet record (a cache miss
+# per blocked head at high load) and divides nothing; H_LO = -1: none kept
+H_LO = 5  # first VC of its class
+H_HI = 6  # one past the last VC of its class
+H_MIN = 7  # bit mask of its minimal candidates (local ports)
+N_H = 8
 
 # columns of the per-input-VC queue-head record ``hq`` (int32): apart from
 # ``head``, so that the crossbar's scan of a port's VCs and a grant or an
@@ -282,6 +288,59 @@ def _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def _check_tied(sw, t, out_used, xout_busy, prm, out_down_in, credits, bin_cap, head, ivc,
+                port_occ, cm):
+    """Check call of a MIN / Omni-WAR head on a switch of <= 64 ports (see :func:`route`).
+
+    ``cm`` (non-zero, a subset of the candidates) names the changed candidates,
+    so only their costs are recomputed; the unchanged tied ones are counted from
+    the masks, and the packet's class and minimal ports come from the head
+    record.  Same verdict and head update as a full evaluation would give
+    (draws none): ``(-1, -1, 0)`` if the failure is still certain, else
+    ``(-2, -1, 0)`` (evaluate in full).
+    """
+    pt = prm[1]
+    vt = prm[5]
+    bout = prm[6]
+    phits = prm[9]
+    xb_vc = prm[PRM_XBAR] == 1
+    port_vc = prm[PRM_OCCUPANCY] == 1
+    lo = head[ivc, H_LO]
+    hi = head[ivc, H_HI]
+    minimal = head[ivc, H_MIN]
+    tied = head[ivc, H_TIED]
+    b_cost = head[ivc, H_COST]
+    n_tied = _popcount(tied & ~cm)
+    new_tied = np.int64(0)
+    wake = NEVER
+    m = cm
+    g0 = sw * pt
+    while m != 0:
+        lp = _ctz(m)
+        m &= m - 1
+        go = g0 + lp
+        v = best_vc(go, lo, hi, out_used, vt, bout + 1)  # full VCs compete too
+        occ = out_used[go * vt + v] + bin_cap - credits[out_down_in[go] * vt + v]
+        if port_vc:
+            occ += port_occ[go]
+        cost = np.int64(occ) * phits
+        if (minimal >> lp) & 1 == 0:
+            cost += DEROUTE_PENALTY
+        w = _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc)
+        if cost < b_cost or (cost == b_cost and w <= t):
+            return -2, -1, 0  # may succeed: evaluate in full
+        if cost == b_cost:
+            n_tied += 1
+            new_tied |= np.int64(1) << lp
+            wake = min(wake, w)
+    if n_tied == 0:
+        return -2, -1, 0
+    head[ivc, H_TIED] = (tied & ~cm) | new_tied
+    head[ivc, H_WAKE] = min(head[ivc, H_WAKE], wake)
+    return -1, -1, 0
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def route(
     sw, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm, out_down_in, credits, bin_cap,
     head, ivc, port_stamp, port_occ, cm,
@@ -318,7 +377,13 @@ def route(
     draws no random number, so the packet's choices are distributed as if it
     had been evaluated every cycle (a failure draws nothing).  This relies on
     a candidate's cost being a function of its own output port's state and
-    the packet.
+    the packet.  What the check needs of the packet (its VC class and its
+    minimal ports) is kept in the head record (``H_LO``, ``H_HI``, ``H_MIN``)
+    by the failed full evaluation, so on switches of <= 64 ports a check
+    (:func:`_check_tied`) reads no packet record.  Only that failure sets
+    ``H_LO``; the ejection and dimension-order paths, the only other ones a
+    head of the same VC can fail in, reset it, so a record is never used for
+    another packet.
 
     *Port occupancy.*  ``port_occ[go]`` is the sum over the VCs of output
     port ``go`` of ``out_used + bin_cap - credits`` (its output slots in use
@@ -338,6 +403,10 @@ def route(
     n_cls = prm[8]
     phits = prm[9]
     xb_vc = prm[PRM_XBAR] == 1
+    evt = head[ivc, H_EVT]
+    if evt >= 0 and head[ivc, H_LO] >= 0:
+        return _check_tied(sw, t, out_used, xout_busy, prm, out_down_in, credits, bin_cap, head,
+                           ivc, port_occ, cm)
     base = pk[p, F_VCSET] * v_set
     dst = pk[p, F_DST]
     dsw = dst // c
@@ -352,13 +421,13 @@ def route(
             target = inter
         else:
             cls = 1
-    evt = head[ivc, H_EVT]
     chk = evt >= 0  # check call: only changed candidates can turn the failure
     if target == sw:  # eject
         go = sw * pt + pn + dst % c
         if chk and port_stamp[go] <= evt:
             return -1, -1, 0
         head[ivc, H_WATCH] = _bit(pn + dst % c, pt)
+        head[ivc, H_LO] = -1  # its checks take the general path
         if xb_vc:
             v = _free_vc(go, base, base + v_set, out_used, xout_busy, vt, bout, t)
             if v < 0:
@@ -391,6 +460,7 @@ def route(
                 if chk and port_stamp[go] <= evt:
                     return -1, -1, 0
                 head[ivc, H_WATCH] = _bit(lp, pt)
+                head[ivc, H_LO] = -1  # its checks take the general path
                 if xb_vc:
                     v = _free_vc(go, lo, hi, out_used, xout_busy, vt, bout, t)
                     if v < 0:
@@ -425,45 +495,6 @@ def route(
     masks = pn <= 64
     tied = head[ivc, H_TIED]
     b_cost = head[ivc, H_COST]
-    if chk and not fallback and pt <= 64:
-        # check call on a switch of <= 64 ports: ``cm`` (non-zero, a subset
-        # of the candidates) names the changed candidates, so only their costs
-        # are recomputed; the unchanged tied ones are counted from the masks.
-        # Same verdict and head update as the candidate loop below (draws none).
-        minimal = np.int64(0)  # the minimal candidate of every dimension left
-        for d in range(q):
-            sd = coords[sw, d]
-            td = coords[target, d]
-            if sd != td:
-                minimal |= np.int64(1) << (dim_base[d] + (td if td < sd else td - 1))
-        n_tied = _popcount(tied & ~cm)
-        new_tied = np.int64(0)
-        wake = NEVER
-        m = cm
-        g0 = sw * pt
-        while m != 0:
-            lp = _ctz(m)
-            m &= m - 1
-            go = g0 + lp
-            v = best_vc(go, lo, hi, out_used, vt, bout + 1)  # full VCs compete too
-            occ = out_used[go * vt + v] + bin_cap - credits[out_down_in[go] * vt + v]
-            if port_vc:
-                occ += port_occ[go]
-            cost = np.int64(occ) * phits
-            if (minimal >> lp) & 1 == 0:
-                cost += DEROUTE_PENALTY
-            w = _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc)
-            if cost < b_cost or (cost == b_cost and w <= t):
-                return -2, -1, 0  # may succeed: evaluate in full
-            if cost == b_cost:
-                n_tied += 1
-                new_tied |= np.int64(1) << lp
-                wake = min(wake, w)
-        if n_tied == 0:
-            return -2, -1, 0
-        head[ivc, H_TIED] = (tied & ~cm) | new_tied
-        head[ivc, H_WAKE] = min(head[ivc, H_WAKE], wake)
-        return -1, -1, 0
     n_tied = 0
     changed = np.int64(0)
     new_tied = np.int64(0)
@@ -471,6 +502,7 @@ def route(
     redo = False
     any_changed = False
     watch = np.int64(0)
+    minimal = np.int64(0)  # the minimal candidate of every dimension left
     for d in range(q):
         sd = coords[sw, d]
         td = coords[target, d]
@@ -483,6 +515,7 @@ def route(
             first = td if td < sd else td - 1
             last = first + 1
         tport = td if td < sd else td - 1
+        minimal |= np.int64(1) << (dim_base[d] + tport)
         for o in range(first, last):
             lp = dim_base[d] + o
             go = sw * pt + lp
@@ -570,6 +603,10 @@ def route(
         head[ivc, H_COST] = best_cost
         head[ivc, H_TIED] = new_tied
         head[ivc, H_WATCH] = watch
+        if pt <= 64:  # later checks need neither the packet nor the coordinates
+            head[ivc, H_LO] = lo
+            head[ivc, H_HI] = hi
+            head[ivc, H_MIN] = minimal
     elif best_lp < 0:  # nothing available: wait for a crossbar output or a change
         head[ivc, H_WAKE] = wake
         head[ivc, H_WATCH] = watch
@@ -605,7 +642,8 @@ SW_IN = 4  # packets in its input buffers
 SW_WATCH = 5  # union of its input ports' watch masks (``ip[., IP_WATCH]``)
 SW_INP = 6  # mask of its input ports holding packets (switches of <= 64 ports)
 SW_OUTP = 7  # mask of its output ports the link stage must look at (see there)
-N_SW = 8
+SW_VEVT = 8  # event count when its crossbar was last allocated (see the crossbar stage)
+N_SW = 9
 
 GEN_WHEEL = 1024  # buckets of the open-loop arrival wheel
 
@@ -1207,6 +1245,13 @@ def run_cycles(
                 continue
             chg = swst[s, SW_CHG]
             swst[s, SW_CHG] = 0  # from here on: changes made by this allocation
+            # a head evaluated in the previous allocation (``H_EVT >= vevt``) can
+            # only have seen its ports change since in ``chg`` or in this
+            # allocation's own changes: their union with its watch mask is a
+            # superset of its changed ports, which gives the same verdict (an
+            # unchanged candidate recomputes to its recorded cost and wake-up)
+            vevt = swst[s, SW_VEVT]
+            swst[s, SW_VEVT] = st[S_EVT]
             ps = t % pt if rr_alloc else 0  # round robin: a pointer advanced every cycle
             # The input ports to visit: switches of <= 64 ports take the set
             # bits of the mask of ports holding packets (from ``ps`` on,
@@ -1280,7 +1325,11 @@ def run_cycles(
                             head[ivc, H_EVT] = -1  # time-triggered: evaluate in full
                         else:
                             if swst[s, SW_EVT] > he:
-                                cm = _changed_mask(head[ivc, H_WATCH], s * pt, pt, port_stamp, he)
+                                if he >= vevt and not wide:
+                                    cm = head[ivc, H_WATCH] & (chg | swst[s, SW_CHG])
+                                else:
+                                    cm = _changed_mask(head[ivc, H_WATCH], s * pt, pt, port_stamp,
+                                                       he)
                             if cm == 0:  # none of its candidate ports changed: fails for sure
                                 head[ivc, H_EVT] = st[S_EVT]  # still certain: move the mark on
                                 w_g = min(w_g, head[ivc, H_WAKE])

@@ -1,0 +1,102 @@
+"""Check calls read the head record, not the packet.
+
+A blocked MIN / Omni-WAR head is re-checked whenever one of its candidate ports
+changes; at high load that is most of the routing function's calls. Its failed
+full evaluation keeps what a check needs of the packet (its VC class and its
+minimal ports) in the head record, so a check reads no packet record. These
+tests drive ``route`` on a hand-set state of an empty 4 x 4, c = 4 machine:
+a check gives the full evaluation's verdict even when the packet record has
+been overwritten, and a record kept for one packet is never used for the next.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simulation.engine import SimConfig
+from simulation.engine import loop as L
+from simulation.engine.network import build_network
+from simulation.engine.rng import new_state
+from simulation.engine.routing import F_DST, F_HOPS, F_VCSET, N_FIELDS
+from simulation.engine.simulator import _routing_params
+
+T = 100
+
+
+class Switch0:
+    """Route packet 0 of input VC 0 at switch 0, keeping the head record between calls."""
+
+    def __init__(self, routing: str = "min") -> None:
+        cfg = SimConfig(sides=(4, 4), concentration=4, routing=routing)
+        self.net = build_network(cfg.sides, cfg.concentration)
+        self.vt = cfg.total_vcs
+        self.prm = _routing_params(cfg, self.net, self.vt)
+        nvc = self.net.ports * self.vt
+        self.cap = cfg.input_buffer_packets
+        self.xout_busy = np.zeros(self.net.ports, np.int64)
+        self.pk = np.zeros((1, N_FIELDS), np.int32)
+        self.head = np.full((nvc, L.N_H), -1, np.int64)
+        self.out_used = np.zeros(nvc, np.int32)
+        self.credits = np.full(nvc, self.cap, np.int32)
+
+    def packet(self, dst: int) -> None:
+        self.pk[0, F_DST], self.pk[0, F_HOPS], self.pk[0, F_VCSET] = dst, 0, 0
+
+    def route(self, t: int, changed: int = 0) -> tuple[int, int, int]:
+        """A full evaluation (``changed == 0``), else a check of the ports in ``changed``."""
+        self.head[0, L.H_EVT] = 5 if changed else -1
+        stamp = np.zeros(self.net.ports, np.int64)
+        stamp[[lp for lp in range(64) if changed >> lp & 1]] = 6  # changed after event 5
+        got = L.route(
+            0, 0, t, self.pk, self.net.coords, self.net.dim_base, self.out_used,
+            self.xout_busy, new_state(1), self.prm, self.net.out_down_in, self.credits,
+            self.cap, self.head, 0, stamp, np.zeros(self.net.ports, np.int32),
+            np.int64(changed),
+        )  # fmt: skip
+        return tuple(int(x) for x in got)
+
+
+def _unaligned_endpoint(net) -> tuple[int, list[int]]:
+    """An endpoint whose switch differs from switch 0 in both coordinates, and the
+    local ports of its two minimal hops."""
+    target = next(s for s in range(16) if all(net.coords[s] != net.coords[0]))
+    return target * 4, [int(net.dim_base[d]) + int(net.coords[target, d]) - 1 for d in range(2)]
+
+
+def test_a_failed_full_evaluation_keeps_the_class_and_minimal_ports() -> None:
+    sw = Switch0()
+    dst, (a, b) = _unaligned_endpoint(sw.net)
+    sw.packet(dst)
+    sw.xout_busy[[a, b]] = T + 9
+    assert sw.route(T) == (-1, -1, 0)
+    assert sw.head[0, L.H_MIN] == (1 << a) | (1 << b)
+    assert 0 <= sw.head[0, L.H_LO] < sw.head[0, L.H_HI] <= sw.vt
+    assert sw.head[0, L.H_TIED] == (1 << a) | (1 << b)
+
+
+def test_a_check_gives_the_full_verdict_without_reading_the_packet() -> None:
+    sw = Switch0()
+    dst, (a, b) = _unaligned_endpoint(sw.net)
+    sw.packet(dst)
+    sw.xout_busy[[a, b]] = T + 9
+    assert sw.route(T) == (-1, -1, 0)
+    sw.pk[0] = -7  # a packet record the check must not read
+    assert sw.route(T + 1, changed=1 << a) == (-1, -1, 0)  # changed, still busy: fails for sure
+    sw.xout_busy[a] = T + 2
+    assert sw.route(T + 2, changed=1 << a) == (-2, -1, 0)  # free now: evaluate in full
+
+
+def test_a_kept_record_is_not_used_for_a_head_that_failed_elsewhere() -> None:
+    sw = Switch0()
+    dst, (a, b) = _unaligned_endpoint(sw.net)
+    sw.packet(dst)
+    sw.xout_busy[[a, b]] = T + 9
+    assert sw.route(T) == (-1, -1, 0)
+    eject = sw.net.net_ports  # the next head ejects at switch 0 and finds its port busy
+    sw.packet(0)
+    sw.xout_busy[eject] = T + 9
+    assert sw.route(T) == (-1, -1, 0)
+    assert sw.head[0, L.H_LO] == -1
+    # its check reads the packet again: with its ejection port changed and free it may go
+    sw.xout_busy[eject] = T
+    assert sw.route(T + 1, changed=1 << eject) == (eject, 0, 0)
