@@ -281,7 +281,9 @@ def _call_loop(
 def _queue_table(nvc: int) -> np.ndarray:
     """Per-VC queue heads and counts (``loop.Q_*`` for input VCs, ``loop.O_*`` for
     output VCs: the same layout), every VC empty; int32, 16 bytes, so that a port's
-    4 VCs share one cache line."""
+    4 VCs span one 64-byte cache line, or two where numpy's 16-byte alignment splits
+    them (aligning the table to 64 bytes measured no gain: 1.00x on ``ref``, 0.97x
+    on ``big``)."""
     q = np.zeros((nvc, L.N_Q), np.int32)
     q[:, L.Q_PKT] = -1
     q[:, L.Q_RDY] = -1
