@@ -56,30 +56,27 @@ class Switch0:
         return tuple(int(x) for x in got)
 
 
-def _unaligned_endpoint(net) -> tuple[int, list[int]]:
-    """An endpoint whose switch differs from switch 0 in both coordinates, and the
-    local ports of its two minimal hops."""
-    target = next(s for s in range(16) if all(net.coords[s] != net.coords[0]))
-    return target * 4, [int(net.dim_base[d]) + int(net.coords[target, d]) - 1 for d in range(2)]
+def _blocked_head() -> tuple[Switch0, int, int]:
+    """A head whose two minimal ports (local ``a`` and ``b``, one per dimension) are
+    both busy until ``T + 9``, after its failed full evaluation at ``T``."""
+    sw = Switch0()
+    target = next(s for s in range(16) if all(sw.net.coords[s] != sw.net.coords[0]))
+    a, b = (int(sw.net.dim_base[d]) + int(sw.net.coords[target, d]) - 1 for d in range(2))
+    sw.packet(target * 4)
+    sw.xout_busy[[a, b]] = T + 9
+    assert sw.route(T) == (-1, -1, 0)
+    return sw, a, b
 
 
 def test_a_failed_full_evaluation_keeps_the_class_and_minimal_ports() -> None:
-    sw = Switch0()
-    dst, (a, b) = _unaligned_endpoint(sw.net)
-    sw.packet(dst)
-    sw.xout_busy[[a, b]] = T + 9
-    assert sw.route(T) == (-1, -1, 0)
+    sw, a, b = _blocked_head()
     assert sw.head[0, L.H_MIN] == (1 << a) | (1 << b)
     assert 0 <= sw.head[0, L.H_LO] < sw.head[0, L.H_HI] <= sw.vt
     assert sw.head[0, L.H_TIED] == (1 << a) | (1 << b)
 
 
 def test_a_check_gives_the_full_verdict_without_reading_the_packet() -> None:
-    sw = Switch0()
-    dst, (a, b) = _unaligned_endpoint(sw.net)
-    sw.packet(dst)
-    sw.xout_busy[[a, b]] = T + 9
-    assert sw.route(T) == (-1, -1, 0)
+    sw, a, _ = _blocked_head()
     sw.pk[0] = -7  # a packet record the check must not read
     assert sw.route(T + 1, changed=1 << a) == (-1, -1, 0)  # changed, still busy: fails for sure
     sw.xout_busy[a] = T + 2
@@ -87,11 +84,7 @@ def test_a_check_gives_the_full_verdict_without_reading_the_packet() -> None:
 
 
 def test_a_kept_record_is_not_used_for_a_head_that_failed_elsewhere() -> None:
-    sw = Switch0()
-    dst, (a, b) = _unaligned_endpoint(sw.net)
-    sw.packet(dst)
-    sw.xout_busy[[a, b]] = T + 9
-    assert sw.route(T) == (-1, -1, 0)
+    sw, _, _ = _blocked_head()
     eject = sw.net.net_ports  # the next head ejects at switch 0 and finds its port busy
     sw.packet(0)
     sw.xout_busy[eject] = T + 9
