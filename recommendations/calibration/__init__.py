@@ -15,8 +15,10 @@ from .grid import (
     CalibrationGrid,
     CalibrationPoint,
     calibrated_with_locality,
+    calibration_line_exposure,
     default_grid,
     grid_points,
+    line_exposure,
     point_partitions,
     synthetic_occupancy,
 )
@@ -29,8 +31,10 @@ __all__ = [
     "Coverage",
     "build_table",
     "calibrated_with_locality",
+    "calibration_line_exposure",
     "default_grid",
     "grid_points",
+    "line_exposure",
     "point_partitions",
     "synthetic_occupancy",
 ]

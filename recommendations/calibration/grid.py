@@ -32,8 +32,8 @@ from allocation.hyperx.patterns import (
     UNIFORM,
 )
 
-__all__ = ["CalibrationGrid", "CalibrationPoint", "default_grid", "grid_points",
-           "point_partitions", "synthetic_occupancy"]
+__all__ = ["CalibrationGrid", "CalibrationPoint", "calibration_line_exposure", "default_grid",
+           "grid_points", "line_exposure", "point_partitions", "synthetic_occupancy"]
 
 #: Patterns in the order they are calibrated (a partial calibration answers the
 #: first ones first): the all-to-all, the most common and costly, leads.
@@ -172,6 +172,48 @@ def calibrated_with_locality(shape: MachineShape, load: float, node_count: int) 
         return False
     needed = node_count // shape.concentration
     return whole_free_switches(shape, synthetic_occupancy(shape, load)) >= needed
+
+
+def line_exposure(shape: MachineShape, job: np.ndarray, held: np.ndarray) -> int:
+    """Endpoints of ``held`` on the switches that lie on a line (every coordinate but one
+    equal) through two or more of the job's switches, the job's own switches excepted.
+
+    Omni-WAR deroutes the job's traffic between two switches of such a line through
+    the line's other switches, so other jobs' traffic there slows the job; the
+    calibration's contiguous occupancy leaves a free line empty where a live machine
+    may not (docs/operations.md, "What the agreement means").
+
+    >>> shape = MachineShape((4, 4), 2)
+    >>> line_exposure(shape, np.arange(4), np.array([4, 5, 6, 8]))  # switches 0, 1: row 0
+    3
+    """
+    coords = shape.switch_coords()
+    mine = np.unique(np.asarray(job, dtype=np.int64) // shape.concentration)
+    on_line = np.zeros(coords.shape[0], dtype=bool)
+    for d in range(coords.shape[1]):
+        rest = np.delete(coords, d, axis=1)
+        lines, count = np.unique(rest[mine], axis=0, return_counts=True)
+        for line in lines[count >= 2]:
+            on_line |= (rest == line).all(axis=1)
+    on_line[mine] = False
+    per_switch = np.bincount(np.asarray(held, dtype=np.int64) // shape.concentration,
+                             minlength=coords.shape[0])
+    return int(per_switch[on_line].sum())
+
+
+def calibration_line_exposure(shape: MachineShape, load: float, policy: str,
+                              node_count: int) -> int | None:
+    """:func:`line_exposure` of ``policy``'s placement (seed 0) on the calibration's
+    occupancy at ``load``, or None when it cannot place the job there."""
+    held = synthetic_occupancy(shape, load)
+    free = np.ones(shape.node_count, dtype=bool)
+    free[held] = False
+    try:
+        job = allocate(HyperX(shape.sides, shape.concentration), free, policy, node_count,
+                       seed=0, busy=~free)
+    except AllocationError:
+        return None
+    return line_exposure(shape, job, held)
 
 
 def point_partitions(shape: MachineShape, point: CalibrationPoint, ranks: int,

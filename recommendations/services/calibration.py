@@ -14,6 +14,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import numpy as np
 from celery import current_app
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -31,8 +32,10 @@ from recommendations.calibration import (
     Coverage,
     build_table,
     calibrated_with_locality,
+    calibration_line_exposure,
     default_grid,
     grid_points,
+    line_exposure,
     point_partitions,
     synthetic_occupancy,
 )
@@ -344,6 +347,34 @@ def fragmentation_caveat(machine: Machine, candidates: list[dict], load: float,
     if not calibrated_with_locality(machine.geometry, load, node_count):
         return ""
     return FRAGMENTED_CAVEAT
+
+
+#: Appended to a calibrated answer's note when its first choice's switches share their
+#: lines with many more endpoints of other jobs here than on the calibration's machine
+#: (docs/operations.md, "What the agreement means").
+LINE_SHARING_CAVEAT = ("; its first choice, {policy}, shares the lines between its switches "
+                       "with {live} endpoints of other jobs here, {calibrated} on the "
+                       "calibration's machine: its calibrated time may be far too low")
+
+
+def line_sharing_caveat(machine: Machine, candidates: list[dict], held: list[int],
+                        load: float, node_count: int, cycles: dict[str, float]) -> str:
+    """The caveat when the calibrated first choice's live candidate has more than twice
+    the calibration's :func:`line_exposure`, and more than a switch's endpoints more
+    (other jobs' traffic on its deroutes that the calibrated time does not include),
+    else ''."""
+    placed = {c["policy"]: c["endpoints"] for c in candidates
+              if not c.get("error") and c["policy"] in cycles}
+    if not placed:
+        return ""
+    best = min(placed, key=lambda policy: cycles[policy])
+    shape = machine.geometry
+    live = line_exposure(shape, np.asarray(placed[best], dtype=np.int64),
+                         np.asarray(held, dtype=np.int64))
+    calibrated = calibration_line_exposure(shape, load, best, node_count)
+    if calibrated is None or live <= 2 * calibrated + shape.concentration:
+        return ""
+    return LINE_SHARING_CAVEAT.format(policy=best, live=live, calibrated=calibrated)
 
 
 def calibration_progress(calibration: Calibration) -> dict[str, Any]:

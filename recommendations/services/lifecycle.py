@@ -188,7 +188,9 @@ def _create(user, machine: Machine, name: str, external_id: str, inputs: dict,
         rec.inputs["calibrated_cycles"] = calibrated.cycles
         rec.inputs["calibration_note"] = calibrated.note() + calibration.fragmentation_caveat(
             machine, rec.inputs["candidates"], rec.inputs["held_fraction"],
-            inputs["node_count"])
+            inputs["node_count"]) + calibration.line_sharing_caveat(
+            machine, rec.inputs["candidates"], rec.inputs["held_endpoints"],
+            rec.inputs["held_fraction"], inputs["node_count"], calibrated.cycles)
         stand_in = calibrated_factors(factors, calibrated.cycles)
         store_ranking(rec, stand_in, RecommendationMethod.CALIBRATED, final=not live,
                       cycles={p: round(c) for p, c in calibrated.cycles.items()},
