@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -54,3 +59,29 @@ def test_unreadable_or_bad_json(tmp_path):
     (tmp_path / "bad.json").write_text("{nope")
     with pytest.raises(CommandError, match="not JSON"):
         call_command("hx_simulate", "--config", str(tmp_path / "bad.json"))
+
+
+def test_the_whole_process_prints_its_result_and_exits_cleanly(tmp_path):
+    """``manage.py`` freezes the heap once the command has run (a faster exit): the
+    result must still reach stdout whole and the exit status stay 0."""
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(TINY))
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE="hxportal.settings.local")
+    done = subprocess.run([sys.executable, str(root / "manage.py"), "hx_simulate", "--config",
+                           str(path), "--json"], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["makespan_cycles"] > 0
+
+
+def test_manage_freezes_the_heap_after_the_command(monkeypatch, capsys):
+    import manage
+
+    monkeypatch.setattr(sys, "argv", ["manage.py", "version"])
+    try:
+        manage.main()
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+    assert capsys.readouterr().out.strip()
