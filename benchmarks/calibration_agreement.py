@@ -24,7 +24,8 @@ Every simulation is cached on disk (``--cache``), so a rerun only reports, and a
 interrupted run keeps what finished. ``--no-run`` reports the cases already cached.
 
 Usage: .venv/bin/python benchmarks/calibration_agreement.py [--processes 2]
-       [--cases16 512@0.5,256@0.5] [--pattern all2all] [--no-run]
+       [--cases16 512@0.5,256@0.5] [--only8 | --only16] [--seeds16 0,1]
+       [--pattern all2all] [--no-run]
 """
 
 from __future__ import annotations
@@ -90,11 +91,11 @@ def _needed_points(shape: MachineShape, pattern: str, cases: list[tuple[int, flo
 
 
 def plan(pattern: str, cases16: str, only8: bool, seeds16: tuple[int, ...] = SEEDS,
-         big_first: bool = False) -> tuple[list[tuple], list[Task]]:
+         big_first: bool = False, only16: bool = False) -> tuple[list[tuple], list[Task]]:
     """(cases, tasks in the order to run: 8x8 first, then each 16x16 case with its points).
     ``seeds16``: the seeds of the 16x16 runs (live engine seeds and calibration seeds)."""
     cases, tasks = [], []
-    shapes = [(SHAPE_8, None, True, SEEDS)] + (
+    shapes = ([] if only16 else [(SHAPE_8, None, True, SEEDS)]) + (
         [] if only8 else [(SHAPE_16, cases16, False, seeds16)])
     if big_first:
         shapes.reverse()
@@ -205,6 +206,7 @@ def main() -> None:
     parser.add_argument("--cases16", default="512@0.5",
                         help="16x16 c=16 cases as size@load, in the order to run")
     parser.add_argument("--only8", action="store_true", help="the 8x8 matrix only")
+    parser.add_argument("--only16", action="store_true", help="the 16x16 cases only")
     parser.add_argument("--seeds16", default="0,1",
                         help="seeds of the 16x16 runs (the portal's are 0,1; 0 halves the cost)")
     parser.add_argument("--big-first", action="store_true", help="run the 16x16 cases first")
@@ -214,7 +216,7 @@ def main() -> None:
     setup_django()
     seeds16 = tuple(int(x) for x in args.seeds16.split(","))
     cases, tasks = plan(args.pattern, args.cases16, args.only8, seeds16,
-                        args.big_first)
+                        args.big_first, args.only16)
     todo = [t for t in tasks if cached(args.cache, t) is None]
     print(f"# {len(tasks)} simulations, {len(tasks) - len(todo)} cached, {len(todo)} to run "
           f"on {args.processes} processes (load average {os.getloadavg()[0]:.2f})",

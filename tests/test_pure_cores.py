@@ -14,16 +14,21 @@ PURE = ["allocation.hyperx", "allocation.usage", "health.maths", "simulation.eng
         "whatif.replay"]
 
 
-@pytest.mark.parametrize("package", PURE)
-def test_pure_package_imports_without_django(package):
-    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    code = (f"import sys, {package}; "
-            "bad = [m for m in sys.modules if m.split('.')[0] in "
-            "('django', 'rest_framework', 'celery', 'hxportal')]; "
-            "print(','.join(bad)); sys.exit(1 if bad else 0)")
+def _assert_clean(code: str, env: dict[str, str]) -> None:
+    """Run ``code`` in a fresh interpreter; it prints the modules it should not have
+    loaded and exits non-zero when there are any."""
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("package", PURE)
+def test_pure_package_imports_without_django(package):
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    _assert_clean(f"import sys, {package}; "
+                  "bad = [m for m in sys.modules if m.split('.')[0] in "
+                  "('django', 'rest_framework', 'celery', 'hxportal')]; "
+                  "print(','.join(bad)); sys.exit(1 if bad else 0)", env)
 
 
 def test_the_simulator_process_does_not_import_the_solvers():
@@ -31,11 +36,8 @@ def test_the_simulator_process_does_not_import_the_solvers():
     optimisers and sparse matrices (a third of a second) are only for the partition
     bandwidth LP and our own policy's matching, imported where those run."""
     env = dict(os.environ, DJANGO_SETTINGS_MODULE="hxportal.settings.local")
-    code = ("import sys, django; django.setup(); "
-            "import simulation.services, simulation.engine, allocation.hyperx; "
-            "from allocation.hyperx import ONLINE_POLICIES; "
-            "bad = [m for m in ('scipy.optimize', 'scipy.sparse') if m in sys.modules]; "
-            "print(','.join(bad)); sys.exit(1 if bad else 0)")
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stdout + result.stderr
+    _assert_clean("import sys, django; django.setup(); "
+                  "import simulation.services, simulation.engine, allocation.hyperx; "
+                  "from allocation.hyperx import ONLINE_POLICIES; "
+                  "bad = [m for m in ('scipy.optimize', 'scipy.sparse') if m in sys.modules]; "
+                  "print(','.join(bad)); sys.exit(1 if bad else 0)", env)
