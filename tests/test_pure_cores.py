@@ -30,14 +30,3 @@ def test_pure_package_imports_without_django(package):
                   "('django', 'rest_framework', 'celery', 'hxportal')]; "
                   "print(','.join(bad)); sys.exit(1 if bad else 0)", env)
 
-
-def test_the_simulator_process_does_not_import_the_solvers():
-    """``hx_simulate`` and a simulation worker start Django and the engine; scipy's
-    optimisers and sparse matrices (a third of a second) are only for the partition
-    bandwidth LP and our own policy's matching, imported where those run."""
-    env = dict(os.environ, DJANGO_SETTINGS_MODULE="hxportal.settings.local")
-    _assert_clean("import sys, django; django.setup(); "
-                  "import simulation.services, simulation.engine, allocation.hyperx; "
-                  "from allocation.hyperx import ONLINE_POLICIES; "
-                  "bad = [m for m in ('scipy.optimize', 'scipy.sparse') if m in sys.modules]; "
-                  "print(','.join(bad)); sys.exit(1 if bad else 0)", env)

@@ -45,6 +45,8 @@ import itertools
 import math
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linprog
 
 from .topology import HyperX
 
@@ -165,12 +167,6 @@ def exact_partition_bandwidth(topology: HyperX, endpoints) -> float:
     fixed = np.bincount(inv[: fixed_ids.size], weights=fixed_load, minlength=n_links)
     if n_vars == 0:
         return float(1.0 / fixed.max())
-    # scipy.optimize and scipy.sparse are imported here, not at the top: they are
-    # a third of a second of start-up that a process running only the simulator
-    # (``hx_simulate``, a simulation worker) never needs.
-    import scipy.sparse as sp
-    from scipy.optimize import linprog
-
     rows = inv[fixed_ids.size :]
     a_links = sp.csr_matrix(
         (np.ones(rows.size), (rows, var_cols)), shape=(n_links, n_vars)

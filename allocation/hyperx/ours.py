@@ -36,6 +36,7 @@ Diagonal's.
 from __future__ import annotations
 
 import numpy as np
+from scipy.optimize import linear_sum_assignment
 
 from ._kernels import transversal_rounds
 from .online import Placement, take
@@ -63,9 +64,6 @@ def _quiet_transversal(cost: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray
     "unused" columns for the rows and "unused" rows for the columns (but never
     unused with unused), solved by scipy's Hungarian ``linear_sum_assignment``.
     """
-    # imported here for start-up time, as in bandwidth.exact_partition_bandwidth
-    from scipy.optimize import linear_sum_assignment
-
     n0, n1 = cost.shape
     padded = np.zeros((n0 + n1 - k, n0 + n1 - k))
     padded[:n0, :n1] = cost
