@@ -14,19 +14,13 @@ PURE = ["allocation.hyperx", "allocation.usage", "health.maths", "simulation.eng
         "whatif.replay"]
 
 
-def _assert_clean(code: str, env: dict[str, str]) -> None:
-    """Run ``code`` in a fresh interpreter; it prints the modules it should not have
-    loaded and exits non-zero when there are any."""
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
 @pytest.mark.parametrize("package", PURE)
 def test_pure_package_imports_without_django(package):
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    _assert_clean(f"import sys, {package}; "
-                  "bad = [m for m in sys.modules if m.split('.')[0] in "
-                  "('django', 'rest_framework', 'celery', 'hxportal')]; "
-                  "print(','.join(bad)); sys.exit(1 if bad else 0)", env)
-
+    code = (f"import sys, {package}; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in "
+            "('django', 'rest_framework', 'celery', 'hxportal')]; "
+            "print(','.join(bad)); sys.exit(1 if bad else 0)")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
