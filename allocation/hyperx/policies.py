@@ -25,6 +25,10 @@ random_endpoint           pi(p, ry, rx), pi a permutation of endpoints
 
 Switch coordinates are taken mod n. Endpoint ids follow the package
 conventions: ``(sy * n + sx) * n + c``.
+
+A job of several partitions (``blocks > 1``) numbers its ranks as the study's
+simulator (CaMinOS) numbers a job's tasks: by ascending server index over the
+whole placement, not partition after partition (:func:`_union_ranks`).
 """
 
 from __future__ import annotations
@@ -49,9 +53,15 @@ from .online import (
 from .ours import place_least_loaded_diagonal
 from .topology import HyperX
 
-__all__ = ["BASELINE_POLICY", "CONTIGUOUS_POLICY", "ONLINE_POLICIES", "OWN_POLICIES", "POLICIES",
-           "REGISTRY", "Policy", "allocate", "fits_formula", "static_partition",
-           "static_partitions"]
+__all__ = ["BASELINE_POLICY", "CONTIGUOUS_POLICY", "ONLINE_POLICIES", "OWN_POLICIES",
+           "PLACEMENT_VERSION", "POLICIES", "REGISTRY", "Policy", "allocate", "fits_formula",
+           "static_partition", "static_partitions"]
+
+#: Changes whenever a policy places a job differently (endpoints or rank order): a
+#: simulation configured without explicit partitions is placed by these functions,
+#: so a stored run is reused only for the same placement version. 2: a job over
+#: several partitions takes CaMinOS's rank order (docs/domain.md section 2.1).
+PLACEMENT_VERSION = 2
 
 #: (p, ry, rx) index grids of shape (n, 1, 1), (1, n, 1), (1, 1, n), n, seed ->
 #: the (n, n^2) endpoint ids of the n partitions, in rank order.
@@ -67,6 +77,10 @@ class Policy:
     formula: Formula | None = None
     #: The formula cuts n x n/2 blocks: it needs an even n.
     needs_even: bool = False
+    #: The switch coordinate (0: sy, 1: sx) that runs fastest along a partition's
+    #: ranks, from which a job over several partitions numbers its ranks; None for
+    #: the random policies, whose rank order is their draw (partitions concatenated).
+    rank_axis: int | None = None
 
 
 def _rng(seed: int | None) -> np.random.Generator:
@@ -113,11 +127,11 @@ def _random_endpoint_formula(p, ry, rx, n, seed):
 
 #: Every policy by name: the study's seven in the study's order, then our own.
 REGISTRY: dict[str, Policy] = {
-    "row": Policy(place_row, _row_formula),
-    "diagonal": Policy(place_diagonal, _diagonal_formula),
-    "full_spread": Policy(place_full_spread, _full_spread_formula),
-    "rectangular": Policy(place_rectangular, _rectangular_formula, needs_even=True),
-    "l_shape": Policy(place_l_shape, _l_shape_formula, needs_even=True),
+    "row": Policy(place_row, _row_formula, rank_axis=1),
+    "diagonal": Policy(place_diagonal, _diagonal_formula, rank_axis=1),
+    "full_spread": Policy(place_full_spread, _full_spread_formula, rank_axis=1),
+    "rectangular": Policy(place_rectangular, _rectangular_formula, needs_even=True, rank_axis=0),
+    "l_shape": Policy(place_l_shape, _l_shape_formula, needs_even=True, rank_axis=0),
     "random_switch": Policy(place_random_switch, _random_switch_formula),
     "random_endpoint": Policy(place_random_endpoint, _random_endpoint_formula),
     "least_loaded_diagonal": Policy(place_least_loaded_diagonal),
@@ -168,6 +182,28 @@ def _all_partitions(policy: str, n: int, seed: int | None) -> np.ndarray:
     ry = np.arange(n, dtype=np.int64)[None, :, None]
     rx = np.arange(n, dtype=np.int64)[None, None, :]
     return REGISTRY[policy].formula(p, ry, rx, n, seed)
+
+
+def _union_ranks(policy: str, n: int, ids: np.ndarray) -> np.ndarray:
+    """The endpoints of a job over several partitions in CaMinOS's task order.
+
+    CaMinOS's selections return a job's servers sorted by index (switch, then
+    port), so a job over two diagonals alternates between them instead of taking
+    one diagonal's ranks, then the other's (docs/domain.md section 2.1). Here
+    switch coordinates count from the job's first switch, mod n, with
+    ``rank_axis`` fastest (the study's Rectangular and L-shape run along the other
+    dimension from CaMinOS's shapes), so that one partition, and each partition of
+    a job of at most n/2, keeps the study's formula order even where it wraps
+    round the machine.
+    """
+    axis = REGISTRY[policy].rank_axis
+    if axis is None:
+        return ids
+    switch, port = np.divmod(ids, n)
+    sy, sx = np.divmod(switch, n)
+    sy, sx = (sy - sy[0]) % n, (sx - sx[0]) % n
+    slow, fast = (sy, sx) if axis == 1 else (sx, sy)
+    return ids[np.argsort((slow * n + fast) * n + port, kind="stable")]
 
 
 def allocate(
@@ -260,8 +296,9 @@ def static_partition(
     Returns
     -------
     numpy.ndarray
-        ``blocks * n**2`` endpoint ids; rank r of partition p is at
-        ``(p - blocks*index) * n**2 + r``.
+        ``blocks * n**2`` endpoint ids; with one block, rank r is at index r of
+        the formula; with several, in CaMinOS's task order (:func:`_union_ranks`:
+        ascending server index; the random policies concatenate their partitions).
 
     Examples
     --------
@@ -284,7 +321,8 @@ def static_partition(
             f"the {n} x {n} machine has {n} partitions (need blocks*(index+1) <= n)"
         )
     parts = _all_partitions(policy, n, seed)
-    return parts[blocks * index : blocks * (index + 1)].reshape(-1).copy()
+    job = parts[blocks * index : blocks * (index + 1)].reshape(-1).copy()
+    return job if blocks == 1 else _union_ranks(policy, n, job)
 
 
 def static_partitions(policy: str, n: int, seed: int | None = None) -> list[np.ndarray]:

@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from allocation.hyperx import PLACEMENT_VERSION
 from allocation.services import jobs
 from simulation.constants import MAX_CONFIG_BYTES, MAX_CYCLES, MAX_ENDPOINTS
 from simulation.engine import ENGINE_VERSION, SimConfig
@@ -106,7 +107,9 @@ def canonical_config(cfg: SimConfig) -> dict[str, Any]:
 
 def config_hash(config: dict[str, Any], partitions: Sequence[Sequence[int]] | None = None,
                 engine_version: str = ENGINE_VERSION) -> str:
-    """sha256 of the canonical JSON of the configuration, partitions and engine version.
+    """sha256 of the canonical JSON of the configuration, partitions and engine version;
+    without explicit partitions, of the placement version too (the allocation core then
+    places the job, and a change of its placement changes the result).
 
     >>> a = config_hash(canonical_config(SimConfig.from_dict({"rate": 1})))
     >>> a == config_hash(canonical_config(SimConfig())) and len(a)
@@ -114,6 +117,8 @@ def config_hash(config: dict[str, Any], partitions: Sequence[Sequence[int]] | No
     """
     payload = {"config": config, "engine_version": engine_version,
                "partitions": [list(map(int, p)) for p in partitions] if partitions else None}
+    if not partitions:
+        payload["placement_version"] = PLACEMENT_VERSION
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 

@@ -53,6 +53,19 @@ def test_hash_is_canonical_and_versioned(tiny):
     assert services.config_hash(a) != services.config_hash(a, partitions=[[0, 1]])
 
 
+def test_a_placement_change_retires_runs_placed_by_the_allocation_core(tiny, monkeypatch):
+    """Without explicit partitions the allocation core places the job: a new placement
+    version must not reuse the old runs; runs on explicit partitions (a calibration's)
+    do not depend on it."""
+    from simulation.services import configs
+
+    a = services.canonical_config(services.validate_config(tiny))
+    placed, explicit = services.config_hash(a), services.config_hash(a, partitions=[[0, 1]])
+    monkeypatch.setattr(configs, "PLACEMENT_VERSION", configs.PLACEMENT_VERSION + 1)
+    assert services.config_hash(a) != placed
+    assert services.config_hash(a, partitions=[[0, 1]]) == explicit
+
+
 def test_run_executes_once_and_stores_a_summary(tiny, users, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         run = services.start_run(tiny, user=users["operator"])
