@@ -105,10 +105,14 @@ def reference_report() -> dict[str, Any] | None:
     progress = {"total": len(records), "done": len(records), "succeeded": len(records),
                 "failed": 0, "cancelled": 0, "running": 0, "pending": 0, "fraction": 1.0,
                 "status": SweepStatus.SUCCEEDED}
+    engine = stored.get("engine_version", "")
+    placement = stored.get("placement_version")
+    current = engine == services.ENGINE_VERSION and placement == services.PLACEMENT_VERSION
     return {"sweep": {"id": None, "name": "stored reference", "seeds": seeds,
                       "run_count": len(records), "created_at": stored.get("computed_at"),
-                      "user": None, "page": None,
-                      "engine_versions": [stored.get("engine_version", "")]},
+                      "user": None, "page": None, "engine_versions": [engine],
+                      "placement_versions": [placement] if placement else [],
+                      "outdated_runs": 0 if current else len(records)},
             "reference": True, "progress": progress, **body}
 
 
@@ -161,7 +165,26 @@ def report(sweep: Sweep) -> dict[str, Any]:
     sweep_info = {"id": sweep.pk, "name": sweep.name, "seeds": seeds_of(sweep),
                   "run_count": sweep.run_count, "created_at": sweep.created_at,
                   "user": sweep.user.username if sweep.user_id else None,
-                  "page": sweep.get_absolute_url(),
-                  "engine_versions": sorted(set(sweep.runs.order_by().values_list(
-                      "engine_version", flat=True).distinct()))}
+                  "page": sweep.get_absolute_url(), **model_versions(sweep)}
     return {"sweep": sweep_info, "progress": services.sweep_progress(sweep), **body}
+
+
+def model_versions(sweep: Sweep) -> dict[str, Any]:
+    """The engine and placement versions of the sweep's runs, and how many runs were
+    made by another engine or placement than today's (their figures are not today's
+    model's: a sweep finished before an upgrade keeps them under the same name)."""
+    engines, placements, outdated = set(), set(), 0
+    rows = sweep.runs.order_by().values_list("config", "config_hash", "engine_version",
+                                             "parameters")
+    for config, stored_hash, engine, parameters in rows.iterator(chunk_size=1000):
+        placed = not services.has_partitions(parameters or {})
+        placement = services.placement_version_of(config, stored_hash, placed=placed,
+                                                  engine_version=engine)
+        engines.add(engine)
+        if placement is not None:
+            placements.add(placement)
+        if engine != services.ENGINE_VERSION or placement not in (
+                None, services.PLACEMENT_VERSION):
+            outdated += 1
+    return {"engine_versions": sorted(engines), "placement_versions": sorted(placements),
+            "outdated_runs": outdated}

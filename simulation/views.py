@@ -277,6 +277,8 @@ class ReproductionView(RoleRequiredMixin, View):
             **shown,
             "others": list(reproduction_report.sweeps(request.user)[:10]),
             "source": reproduction_report.published()["source"],
+            "engine_version": services.ENGINE_VERSION,
+            "placement_version": services.PLACEMENT_VERSION,
             **reproduction_report.start_info()})
 
 

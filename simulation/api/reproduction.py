@@ -183,6 +183,12 @@ class _SweepInfo(serializers.Serializer):
     page = serializers.CharField()
     engine_versions = serializers.ListField(
         child=serializers.CharField(), help_text="Engine versions of the sweep's runs.")
+    placement_versions = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="Placement versions of the allocation core that placed the runs' jobs.")
+    outdated_runs = serializers.IntegerField(
+        help_text="Runs made by another engine or placement version than today's: their "
+                  "figures are not today's model's (start a new sweep).")
 
 
 class ReproductionReportSerializer(serializers.Serializer):

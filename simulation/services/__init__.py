@@ -21,6 +21,7 @@
 The service API of the app, by topic: :mod:`.configs`, :mod:`.runs`,
 :mod:`.sweeps`; the web side's limits are in ``simulation.constants``."""
 
+from allocation.hyperx import PLACEMENT_VERSION
 from simulation.engine import ENGINE_VERSION
 from simulation.engine.config import POLICY_NAMES, study_message_packets
 from simulation.services.configs import (
@@ -34,6 +35,7 @@ from simulation.services.configs import (
     is_kernel,
     machine_partitions,
     parse_config,
+    placement_version_of,
     usable_ranks,
     validate_config,
 )
@@ -41,6 +43,7 @@ from simulation.services.runs import (
     cancel_run,
     delete_run,
     execute_run,
+    has_partitions,
     reusable_source,
     signed_in_user,
     simulate_inline,
@@ -73,6 +76,7 @@ __all__ = [
     "CONFIG_FIELDS",
     "DEFAULTS",
     "ENGINE_VERSION",
+    "PLACEMENT_VERSION",
     "POLICY_NAMES",
     "RESULT_COLUMNS",
     "SWEEP_ORDER",
@@ -88,9 +92,11 @@ __all__ = [
     "describe",
     "execute_run",
     "expand_sweep",
+    "has_partitions",
     "is_kernel",
     "machine_partitions",
     "parse_config",
+    "placement_version_of",
     "result_row",
     "reusable_source",
     "signed_in_user",

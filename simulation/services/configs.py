@@ -106,10 +106,13 @@ def canonical_config(cfg: SimConfig) -> dict[str, Any]:
 
 
 def config_hash(config: dict[str, Any], partitions: Sequence[Sequence[int]] | None = None,
-                engine_version: str = ENGINE_VERSION) -> str:
+                engine_version: str = ENGINE_VERSION,
+                placement_version: int | None = None) -> str:
     """sha256 of the canonical JSON of the configuration, partitions and engine version;
     without explicit partitions, of the placement version too (the allocation core then
-    places the job, and a change of its placement changes the result).
+    places the job, and a change of its placement changes the result). Placement
+    version 1 predates the key, so its hashes leave it out; ``placement_version``
+    defaults to today's.
 
     >>> a = config_hash(canonical_config(SimConfig.from_dict({"rate": 1})))
     >>> a == config_hash(canonical_config(SimConfig())) and len(a)
@@ -117,10 +120,32 @@ def config_hash(config: dict[str, Any], partitions: Sequence[Sequence[int]] | No
     """
     payload = {"config": config, "engine_version": engine_version,
                "partitions": [list(map(int, p)) for p in partitions] if partitions else None}
-    if not partitions:
-        payload["placement_version"] = PLACEMENT_VERSION
+    version = PLACEMENT_VERSION if placement_version is None else placement_version
+    if not partitions and version > 1:
+        payload["placement_version"] = version
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def placement_version_of(config: dict[str, Any], stored_hash: str, *, placed: bool,
+                         engine_version: str = ENGINE_VERSION) -> int | None:
+    """The placement version a stored run's job was placed with, read back from its
+    hash (runs do not store it; the hash has held it since version 2): None for a run
+    on explicit partitions (``placed`` false: the allocation core placed nothing) or
+    for a hash that no version gives.
+
+    >>> cfg = canonical_config(SimConfig())
+    >>> placement_version_of(cfg, config_hash(cfg), placed=True) == PLACEMENT_VERSION
+    True
+    >>> placement_version_of(cfg, config_hash(cfg, placement_version=1), placed=True)
+    1
+    """
+    if not placed:
+        return None
+    for version in range(PLACEMENT_VERSION, 0, -1):
+        if config_hash(config, None, engine_version, version) == stored_hash:
+            return version
+    return None
 
 
 def describe(config: dict[str, Any]) -> str:

@@ -65,6 +65,11 @@ def ranges_of(endpoints) -> list[list[int]]:
     return out
 
 
+def has_partitions(parameters: dict[str, Any]) -> bool:
+    """Whether a run names its partitions (else the allocation core placed its job)."""
+    return bool(parameters.get("partition_ranges") or parameters.get("partitions"))
+
+
 def stored_partitions(parameters: dict[str, Any]) -> list[np.ndarray] | None:
     """A run's explicit partitions, from ranges (or the plain lists of older runs)."""
     if ranges := parameters.get("partition_ranges"):

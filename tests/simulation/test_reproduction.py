@@ -418,7 +418,9 @@ def test_the_reference_command_reuses_what_this_engine_already_ran(tmp_path, cap
     call_command("hx_reproduction_reference", "--seeds", str(stored["seeds"]), "--reuse",
                  "--output", str(path))
     assert f"{len(records) - 1} runs reused, 1 to simulate" in capsys.readouterr().out
-    again = json.loads(path.read_text(encoding="utf-8"))["records"]
+    written = json.loads(path.read_text(encoding="utf-8"))
+    assert written["placement_version"] == stored["placement_version"]
+    again = written["records"]
     assert again[cheapest]["completion_cycles"] > 0
     assert [r["completion_cycles"] for i, r in enumerate(again) if i != cheapest] == \
         [r["completion_cycles"] for i, r in enumerate(records) if i != cheapest]

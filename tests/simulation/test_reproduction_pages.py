@@ -337,3 +337,61 @@ def test_a_reproduction_sweep_links_to_its_report(client_for, sweep, other_sweep
     assert f'href="/simulation/reproduction/?sweep={sweep.pk}"' in text
     text = client_for("viewer").get(f"/simulation/sweeps/{other_sweep.pk}/").content.decode()
     assert "reproduction-report" not in text
+
+
+# --------------------------------------------------------------------------
+# Model versions: a sweep finished before an upgrade keeps its figures
+
+
+def _made_by(sweep: Sweep, *, placement: int | None = None, engine: str | None = None,
+             only=None) -> int:
+    """Rewrite the sweep's runs (those matching ``only(point)``) as if an older
+    placement or engine had made them: the hash a run of that version was given."""
+    runs = [r for r in sweep.runs.all() if only is None or only(r.parameters["point"])]
+    for run in runs:
+        run.engine_version = engine or run.engine_version
+        run.config_hash = services.config_hash(
+            run.config, None, run.engine_version,
+            placement if placement is not None else services.PLACEMENT_VERSION)
+    SimulationRun.objects.bulk_update(runs, ["engine_version", "config_hash"])
+    return len(runs)
+
+
+def test_a_current_sweep_names_its_versions_and_is_not_outdated(api, client_for, sweep):
+    fill(sweep)
+    info = api("viewer").get(f"/api/v1/sweeps/{sweep.pk}/reproduction/").json()["sweep"]
+    assert info["engine_versions"] == [services.ENGINE_VERSION]
+    assert info["placement_versions"] == [services.PLACEMENT_VERSION]
+    assert info["outdated_runs"] == 0
+    text = client_for("viewer").get("/simulation/reproduction/").content.decode()
+    assert (f"engine {services.ENGINE_VERSION}, placement {services.PLACEMENT_VERSION}."
+            in text)
+    assert 'data-testid="outdated"' not in text
+
+
+def test_runs_of_an_older_placement_or_engine_are_counted_and_named(api, client_for, sweep):
+    fill(sweep)
+    old = _made_by(sweep, placement=1, only=lambda p: p["ranks"] == 128)
+    assert 0 < old < sweep.runs.count()
+    info = api("viewer").get(f"/api/v1/sweeps/{sweep.pk}/reproduction/").json()["sweep"]
+    assert info["placement_versions"] == [1, services.PLACEMENT_VERSION]
+    assert info["outdated_runs"] == old
+    text = client_for("operator").get("/simulation/reproduction/").content.decode()
+    assert f"placement 1, {services.PLACEMENT_VERSION}." in text
+    assert f"{old} runs of this sweep were made by an older engine or placement" in text
+    assert "Start a new sweep below" in text
+    _made_by(sweep, engine="2.0")
+    info = api("viewer").get(f"/api/v1/sweeps/{sweep.pk}/reproduction/").json()["sweep"]
+    assert info["engine_versions"] == ["2.0"] and info["outdated_runs"] == sweep.runs.count()
+    viewer = client_for("viewer").get("/simulation/reproduction/").content.decode()
+    assert 'data-testid="outdated"' in viewer and "Start a new sweep below" not in viewer
+
+
+def test_a_placement_version_is_read_back_from_the_hash_only_for_placed_runs():
+    cfg = services.canonical_config(services.validate_config({"policy": "row"}))
+    for version in range(1, services.PLACEMENT_VERSION + 1):
+        stored = services.config_hash(cfg, None, placement_version=version)
+        assert services.placement_version_of(cfg, stored, placed=True) == version
+    on_partitions = services.config_hash(cfg, [[0, 1, 2, 3]])
+    assert services.placement_version_of(cfg, on_partitions, placed=False) is None
+    assert services.placement_version_of(cfg, "0" * 64, placed=True) is None

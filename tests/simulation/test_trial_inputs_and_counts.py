@@ -102,9 +102,11 @@ def test_before_any_sweep_finishes_the_stored_reference_is_shown_with_its_engine
     assert "0 of 350 runs done" in html
 
 
-def test_the_shipped_reference_names_its_engine_version():
+def test_the_shipped_reference_names_its_engine_and_placement_versions():
     stored = json.loads(reproduction_report.REFERENCE_PATH.read_text())
-    assert stored["engine_version"] and stored["run_count"] == len(stored["records"])
+    assert stored["engine_version"] == services.ENGINE_VERSION
+    assert stored["placement_version"] == services.PLACEMENT_VERSION
+    assert stored["run_count"] == len(stored["records"])
     assert stored["run_count"] == reproduction_preset.reproduction_size(stored["seeds"])
 
 

@@ -2,10 +2,11 @@
 
 The reproduction page shows the latest finished reproduction sweep; before any has
 finished it shows this stored reference instead (``simulation/reproduction_reference.json``),
-labelled with the engine version it was computed with. Runs every point of the
+labelled with the engine and placement versions it was computed with. Runs every point of the
 reproduction preset in this process (no database, no worker), so it takes a while:
 about 40 minutes for 2 seeds on one busy core. Recompute it whenever
-``ENGINE_VERSION`` changes.
+``ENGINE_VERSION`` or ``PLACEMENT_VERSION`` changes (``--reuse`` keeps the runs
+whose configuration hash, which holds both, still matches).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from django.utils import timezone
 
 from simulation import reproduction_preset, reproduction_report, services
 from simulation.engine import ENGINE_VERSION
+from simulation.services import PLACEMENT_VERSION
 
 
 def _record(item: tuple[int, dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
@@ -91,10 +93,11 @@ class Command(BaseCommand):
                 records[record["run"]] = record
                 self.stdout.write(f"{done}/{len(work)} {record['point']}")
         records = [records[n] for n in sorted(records)]
-        body = {"engine_version": ENGINE_VERSION, "seeds": options["seeds"],
+        body = {"engine_version": ENGINE_VERSION, "placement_version": PLACEMENT_VERSION,
+                "seeds": options["seeds"],
                 "computed_at": timezone.now().isoformat(timespec="seconds"),
                 "run_count": len(records), "records": records}
         Path(options["output"]).write_text(json.dumps(body, separators=(",", ":")) + "\n",
                                            encoding="utf-8")
         self.stdout.write(f"wrote {options['output']}: {len(records)} runs, engine "
-                          f"{body['engine_version']}")
+                          f"{body['engine_version']}, placement {body['placement_version']}")
