@@ -438,14 +438,29 @@ def _orderings(times: Mapping[Key, float], combos: Mapping[str, set[Combo]],
     checks = []
     for statement in published.get("orderings", []):
         part = statement["part"]
-        values = {r["policy"]: r["mean"] for r in parts[part]["rows"]}
+        rows = parts[part]["rows"]
+        values = {r["policy"]: r["mean"] for r in rows}
         holds, detail = check_statement(statement["check"], values, lower_is_better=True)
         involved = _involved(statement["check"], policies)
         checks.append({"id": statement["id"], "part": part, "text": statement["text"],
                        "source": statement.get("source", ""), "kind": statement["check"]["kind"],
                        "holds": holds, "detail": detail,
-                       "values": [{"policy": p, "value": values.get(p)} for p in involved]})
+                       "values": [{"policy": p, "value": values.get(p)} for p in involved],
+                       "by_pattern": _by_pattern(statement["check"], rows,
+                                                 parts[part]["patterns"])})
     return parts, checks
+
+
+def _by_pattern(check: Mapping[str, Any], rows: list[dict[str, Any]],
+                patterns: Sequence[str]) -> list[dict[str, Any]]:
+    """The statement checked on each traffic pattern of its part alone: the pooled
+    verdict can hide that one pattern decides it (docs/domain.md 6.9)."""
+    out = []
+    for i, pattern in enumerate(patterns):
+        values = {r["policy"]: r["by_pattern"][i]["mean"] for r in rows}
+        holds, detail = check_statement(check, values, lower_is_better=True)
+        out.append({"pattern": pattern, "holds": holds, "detail": detail})
+    return out
 
 
 def _involved(check: Mapping[str, Any], policies: Sequence[str]) -> list[str]:

@@ -108,6 +108,12 @@ class _PolicyValue(serializers.Serializer):
     value = serializers.FloatField(allow_null=True)
 
 
+class _PatternVerdict(serializers.Serializer):
+    pattern = serializers.CharField()
+    holds = serializers.BooleanField(allow_null=True, help_text="null: runs missing.")
+    detail = serializers.CharField()
+
+
 class _Ordering(serializers.Serializer):
     id = serializers.CharField()
     part = serializers.CharField()
@@ -117,6 +123,9 @@ class _Ordering(serializers.Serializer):
     holds = serializers.BooleanField(allow_null=True, help_text="null: runs missing.")
     detail = serializers.CharField()
     values = _PolicyValue(many=True)
+    by_pattern = _PatternVerdict(
+        many=True, help_text="The statement on each traffic pattern of its part alone "
+                             "(the verdict above pools them).")
 
 
 class _TargetRanks(serializers.Serializer):

@@ -245,6 +245,8 @@ def test_page_shows_the_table_orderings_and_targets(client_for, sweep):
     assert text.count('data-check="yes"') >= 12 + 5 + 3
     assert 'data-check="no"' not in text
     assert 'data-ordering="a1"' in text and 'data-target="diagonal_best"' in text
+    verdicts = text[text.index('data-testid="by-pattern-b1"'):]
+    assert 'data-pattern="switch_permutation"' in verdicts and "uniform alone:" in verdicts
     assert 'data-testid="kernels-64"' in text and "random_involution" in text
     assert "None: every run finished." in text
     assert "reproduction-form" not in text  # viewers cannot start one
