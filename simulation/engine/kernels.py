@@ -59,17 +59,21 @@ def _lg(k: int) -> int:
 
 
 def stencil_grid(k: int) -> tuple[int, int]:
-    """``(px, py)`` with ``px * py == k``, ``px <= py``, as square as possible.
+    """``(px, py)`` with ``px * py == k``, ``px >= py``, as square as possible.
+
+    Rank ``r`` sits at ``x = r mod px``, ``y = r div px``: the first coordinate runs
+    fastest and is the longer side, as in the study's simulator, whose authors list
+    a stencil's longer side first (engine 2.2; docs/domain.md 6.9).
 
     Examples
     --------
-    >>> stencil_grid(64), stencil_grid(32), stencil_grid(7)
-    ((8, 8), (4, 8), (1, 7))
+    >>> stencil_grid(64), stencil_grid(32), stencil_grid(128), stencil_grid(7)
+    ((8, 8), (8, 4), (16, 8), (7, 1))
     """
-    px = int(np.floor(np.sqrt(k)))
-    while k % px:
-        px -= 1
-    return px, k // px
+    py = int(np.floor(np.sqrt(k)))
+    while k % py:
+        py -= 1
+    return k // py, py
 
 
 def _allreduce_messages(k: int, m: int, rng: np.random.Generator, wrap: bool) -> Messages:

@@ -19,9 +19,10 @@ Closed-loop kernels send messages of ``message_packets`` packets:
   ``j = 0 .. log2 k - 1`` exchange ``max(1, M >> j)`` packets with
   ``r xor 2^j``, then all-gather in reverse order with growing sizes; a rank
   starts step ``s + 1`` only once its step-``s`` message has fully arrived;
-- ``stencil4`` / ``stencil8``: ranks on a periodic ``px x py`` grid (as square
-  as possible, ``px <= py``), one message to each of the 4 (von Neumann) or
-  8 (Moore) neighbours;
+- ``stencil4`` / ``stencil8``: ranks on a ``px x py`` grid (as square as
+  possible, ``px >= py``, ``x`` fastest), one message to each of the up to 4
+  (von Neumann) or 8 (Moore) neighbours, on a periodic grid only with
+  ``stencil_wrap``;
 - ``random_involution``: a random perfect matching of the ranks (one idle
   rank when ``k`` is odd); partners exchange one message.
 

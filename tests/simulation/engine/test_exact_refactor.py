@@ -7,7 +7,8 @@ seed gives the same random draws in the same order, hence the same
 result dicts of the configurations below (``python
 tests/simulation/engine/test_exact_refactor.py --record``), last recorded when
 a packet's random choice became one among the tied lowest-cost candidates that
-can take it (engine 2.1).
+can take it (engine 2.1), and again when a stencil's longer side became its
+first coordinate (engine 2.2: only the new non-square stencil case changed).
 A change that alters the model *on purpose* must re-record the fixture and
 say so; :mod:`test_equivalence` then checks the law against the old engine.
 
@@ -76,6 +77,11 @@ CASES: dict[str, tuple[dict[str, Any], str]] = {
                                        "message_packets": 1, "background_rate": 1.0,
                                        "routing": "omniwar", "max_cycles": 200_000,
                                        "seed": 16}, "diagonal"),
+    "interference_stencil8_128_omniwar": ({**_REF, "ranks": 128, "scenario": "interference",
+                                           "pattern": "stencil8", "policy": "diagonal",
+                                           "message_packets": 1, "background_rate": 1.0,
+                                           "routing": "omniwar", "max_cycles": 200_000,
+                                           "seed": 18}, "diagonal"),
     "interference_all2all_valiant": ({**_SMALL, "ranks": 16, "scenario": "interference",
                                       "pattern": "all2all", "policy": "diagonal",
                                       "message_packets": 1, "background_rate": 0.7,

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from simulation.engine import ENGINE_VERSION, SimConfig, simulate
+from simulation.engine.kernels import KERNELS
 from simulation.engine.network import build_network
 
 from .conftest import run
@@ -123,10 +124,10 @@ def test_allreduce_dependencies_serialise_steps() -> None:
     [
         ("all2all", False, 32 * 2 * 31),
         ("allreduce", False, 32 * 2 * (2 + 1 + 1 + 1 + 1)),
-        # 32 ranks on a 4 x 8 grid: 3 x 8 + 4 x 7 = 52 edges, each way, 2 packets
+        # 32 ranks on an 8 x 4 grid: 7 x 4 + 8 x 3 = 52 edges, each way, 2 packets
         ("stencil4", False, 2 * 2 * 52),
         ("stencil4", True, 32 * 4 * 2),
-        # plus 2 x 3 x 7 = 42 diagonal edges
+        # plus 2 x 7 x 3 = 42 diagonal edges
         ("stencil8", False, 2 * 2 * (52 + 42)),
         ("stencil8", True, 32 * 8 * 2),
     ],
@@ -148,6 +149,16 @@ def test_kernels_complete_and_conserve(pattern: str, wrap: bool, total: int,
     assert res.packets_delivered == res.packets_injected == total
     assert res.packets_in_flight == 0
     assert res.apps[0].completion_cycles == res.makespan_cycles == res.cycles - 1
+
+
+def test_a_stencil_runs_its_longer_side_first() -> None:
+    """The study's simulator lists a stencil's longer side first, and its first
+    coordinate runs fastest: 128 ranks are 16 wide and 8 high, so rank 0's von
+    Neumann neighbours are ranks 1 and 16, and rank 15 ends its row."""
+    msgs = KERNELS["stencil4"].messages(128, 1, np.random.default_rng(0), False)
+    assert sorted(d for d, _, _ in msgs[0]) == [1, 16]
+    assert sorted(d for d, _, _ in msgs[15]) == [14, 31]
+    assert sorted(d for d, _, _ in msgs[127]) == [111, 126]
 
 
 def test_random_involution_odd_ranks() -> None:
