@@ -207,7 +207,10 @@ def _point_runs(machine: Machine, grid: CalibrationGrid, points) -> tuple[list[t
 def refresh_calibration(calibration: Calibration) -> Calibration:
     """Rebuild the table when more runs succeeded since it was built; when every run
     has ended, the calibration is ready (some succeeded) or failed. (Not prepared yet:
-    nothing to read.)"""
+    nothing to read.) An instance read before the prepare task made the runs is
+    read again, so a caller polling the one ``start_calibration`` returned sees them."""
+    if calibration.status == CalibrationStatus.RUNNING and calibration.sweep_id is None:
+        calibration.refresh_from_db(fields=["sweep", "status"])
     if calibration.status != CalibrationStatus.RUNNING or calibration.sweep_id is None:
         return calibration
     runs = SimulationRun.objects.filter(sweep_id=calibration.sweep_id)

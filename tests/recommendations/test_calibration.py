@@ -160,6 +160,19 @@ def test_a_repeated_prepare_makes_the_runs_once_and_a_lost_one_is_sent_again(hal
     assert SimulationRun.objects.count() == first.run_count == 24
 
 
+def test_polling_the_started_instance_sees_the_runs_the_prepare_task_made(half):
+    """A caller keeps the object start_calibration returned while a worker prepares
+    and runs the calibration: refreshing it must find the sweep, then the result."""
+    started, _ = recommendations.start_calibration(half, axes=AXES)
+    prepared = recommendations.prepare_calibration(started.pk)  # as the worker does
+    run_pending(SimulationRun.objects.filter(sweep_id=prepared.sweep_id))
+    assert started.sweep_id is None
+    polled = recommendations.refresh_calibration(started)
+    assert polled.sweep_id == prepared.sweep_id
+    assert polled.status == "ready" and polled.points_done == 24
+    assert recommendations.calibration_progress(polled)["done"] == 24
+
+
 def test_cancelling_before_the_runs_exist(half):
     calibration, _ = recommendations.start_calibration(half, axes=AXES)
     calibration = recommendations.cancel_calibration(calibration)
