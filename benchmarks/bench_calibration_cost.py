@@ -416,7 +416,7 @@ def _big_model(records: list[dict | None], pattern_fit: dict) -> dict | None:
              f"{_cpu_text(r)} CPU, "
              f"peak RSS {r.get('max_rss_mib', 0):.0f} MiB "
              f"(load average {r['load_average']:.2f})" for r in records]
-    # at most 0: on a fast host the two idle lengths can time the same, and noise
+    # at least 0: on a fast host the two idle lengths can time the same, and noise
     # would otherwise make the idle machine's cost per cycle negative
     idle = max((_seconds(idle_long) - _seconds(idle_short))
                / (idle_long["cycles"] - idle_short["cycles"]), 0.0)
