@@ -305,6 +305,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = Path(env_str("HX_BROKER_DIR", str(DATA_DIR / "broker")))
     for _sub in ("queue", "processed", "control"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
+    # kombu's filesystem transport writes a message in place, so a worker could read
+    # it half-written; this one renames whole messages in (hxportal/broker.py).
+    CELERY_BROKER_TRANSPORT = "hxportal.broker:WholeMessageTransport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),

@@ -24,6 +24,7 @@ def _connection() -> Connection:
                "socket_timeout": BROKER_TIMEOUT, "socket_connect_timeout": BROKER_TIMEOUT,
                "max_retries": 0}
     return Connection(settings.CELERY_BROKER_URL, transport_options=options,
+                      transport=getattr(settings, "CELERY_BROKER_TRANSPORT", None),
                       connect_timeout=BROKER_TIMEOUT)
 
 

@@ -48,6 +48,7 @@ def redis_broker(settings):
     except redis.exceptions.ConnectionError:
         skip_or_fail(f"no Redis at {REDIS_URL}")
     settings.CELERY_BROKER_URL = REDIS_URL
+    settings.CELERY_BROKER_TRANSPORT = None  # the zero-setup pass names its file transport
     settings.CELERY_BROKER_TRANSPORT_OPTIONS = {}
     names = [f"hx-test-{uuid.uuid4().hex[:8]}-{i}" for i in range(2)]
     yield names

@@ -1,0 +1,109 @@
+"""The zero-setup broker delivers whole messages, once, to consumers in other processes.
+
+kombu's own filesystem transport creates a message file before it writes it; a
+worker polling meanwhile took the empty file and stopped (CI, 2026-12-03). Large
+messages widen that window to tens of milliseconds, so a consumer process polling
+flat out meets it within a few messages on the stock transport (checked by hand:
+with ``TRANSPORT = "filesystem"`` the first test fails on a JSONDecodeError).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import time
+import uuid
+
+import pytest
+from kombu import Connection
+
+from hxportal.broker import WholeMessageTransport
+
+#: The transport under test (the stock one, ``"filesystem"``, fails the first test).
+TRANSPORT = WholeMessageTransport
+#: Long enough to serialise that a message takes milliseconds to write.
+MESSAGES, NUMBERS = 25, 200_000
+
+
+def _queue_name() -> str:
+    """A name of its own per test: kombu remembers a queue's bindings per process, so
+    a name bound in another test's folder would not be bound in this one."""
+    return f"hx-broker-test-{uuid.uuid4().hex[:8]}"
+
+
+def _folders(root) -> dict:
+    return {"data_folder_in": str(root / "queue"), "data_folder_out": str(root / "queue"),
+            "processed_folder": str(root / "processed"),
+            "control_folder": str(root / "control"), "store_processed": False}
+
+
+def _connection(root) -> Connection:
+    for sub in ("queue", "processed", "control"):
+        (root / sub).mkdir(exist_ok=True)
+    return Connection("filesystem://", transport=TRANSPORT, transport_options=_folders(root))
+
+
+def _consume(root, queue: str, wanted: int, results) -> None:
+    """In another process: take messages as fast as they come; report what was read."""
+    seen: list[int] = []
+    try:
+        with _connection(root) as conn:
+            inbox = conn.SimpleQueue(queue)
+            deadline = time.monotonic() + 120
+            while len(seen) < wanted and time.monotonic() < deadline:
+                try:
+                    message = inbox.get(block=False)
+                except inbox.Empty:
+                    continue
+                body = message.payload
+                assert len(body["numbers"]) == NUMBERS, "a message arrived cut short"
+                seen.append(body["n"])
+                message.ack()
+        results.put(("ok", seen))
+    except Exception as exc:  # noqa: BLE001 - reported to the test, which fails on it
+        results.put(("error", repr(exc)))
+
+
+def test_a_consumer_polling_meanwhile_reads_every_message_whole_and_once(tmp_path):
+    queue = _queue_name()
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    consumer = context.Process(target=_consume, args=(tmp_path, queue, MESSAGES, results))
+    with _connection(tmp_path) as conn:
+        outbox = conn.SimpleQueue(queue)
+        consumer.start()
+        for n in range(MESSAGES):
+            outbox.put({"n": n, "numbers": list(range(NUMBERS))}, serializer="json")
+    outcome, detail = results.get(timeout=150)
+    consumer.join(timeout=10)
+    assert outcome == "ok", detail
+    assert sorted(detail) == list(range(MESSAGES))
+    assert not list((tmp_path / "queue").glob("*.msg")), "a message was left behind"
+
+
+def test_a_message_file_that_is_not_json_is_set_aside_and_the_next_one_delivered(
+        tmp_path, caplog):
+    queue = _queue_name()
+    with _connection(tmp_path) as conn:
+        inbox = conn.SimpleQueue(queue)
+        # What kombu's stock transport leaves when its writer dies between create and write.
+        (tmp_path / "queue" / f"1_broken.{queue}.msg").write_bytes(b"")
+        inbox.put({"n": 7}, serializer="json")
+        with caplog.at_level(logging.ERROR, logger="hxportal.broker"):
+            message = inbox.get(timeout=5)
+        assert message.payload == {"n": 7}
+        message.ack()
+        with pytest.raises(inbox.Empty):
+            inbox.get(block=False)
+    assert (tmp_path / "processed" / f"1_broken.{queue}.msg.unreadable").exists()
+    assert "is not JSON" in caplog.text
+
+
+def test_a_half_written_message_is_not_counted_or_delivered(tmp_path):
+    queue = _queue_name()
+    with _connection(tmp_path) as conn:
+        inbox = conn.SimpleQueue(queue)
+        (tmp_path / "queue" / ".a-killed-writer.partial").write_bytes(b'{"n": ')
+        assert inbox.qsize() == 0
+        with pytest.raises(inbox.Empty):
+            inbox.get(block=False)
