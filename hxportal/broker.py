@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 import uuid
 from functools import cached_property
 from queue import Empty
@@ -28,6 +29,11 @@ from kombu.utils.json import dumps, loads
 
 logger = logging.getLogger(__name__)
 
+#: A half-written message this old lost its writer (a process killed mid-write):
+#: a write takes milliseconds, so ten minutes leaves no doubt.
+ABANDONED_AFTER_SECONDS = 600
+PARTIAL_SUFFIX = ".partial"
+
 class WholeMessageChannel(filesystem.Channel):
     """A filesystem channel whose message files appear complete or not at all."""
 
@@ -37,7 +43,7 @@ class WholeMessageChannel(filesystem.Channel):
         # A leading dot: kombu takes a file as a message of ``queue`` only when the
         # text after its first dot is ``<queue>.msg``, so no consumer, size or purge
         # ever counts the half-written file.
-        partial = os.path.join(self.data_folder_out, f".{uuid.uuid4()}.partial")
+        partial = os.path.join(self.data_folder_out, f".{uuid.uuid4()}{PARTIAL_SUFFIX}")
         try:
             with open(partial, "wb") as handle:
                 handle.write(body)
@@ -59,6 +65,9 @@ class WholeMessageChannel(filesystem.Channel):
     def _get(self, queue: str) -> dict:
         suffix = f"{queue}.msg"
         for name in sorted(os.listdir(self.data_folder_in)):
+            if name.endswith(PARTIAL_SUFFIX):
+                self._remove_if_abandoned(name)
+                continue
             if name.partition(".")[2] != suffix:
                 continue
             claimed = os.path.join(self.claim_folder, name)
@@ -83,6 +92,16 @@ class WholeMessageChannel(filesystem.Channel):
                 os.remove(claimed)
             return payload
         raise Empty()
+
+
+    def _remove_if_abandoned(self, name: str) -> None:
+        path = os.path.join(self.data_folder_in, name)
+        try:
+            if time.time() - os.stat(path).st_mtime > ABANDONED_AFTER_SECONDS:
+                os.remove(path)
+                logger.warning("broker: removed %s, abandoned by a writer that died", name)
+        except FileNotFoundError:
+            pass  # renamed into place, or removed by another consumer
 
 
 class WholeMessageTransport(filesystem.Transport):

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import time
 import uuid
 
 import pytest
 from kombu import Connection
 
-from hxportal.broker import WholeMessageTransport
+from hxportal.broker import ABANDONED_AFTER_SECONDS, WholeMessageTransport
 
 #: The transport under test (the stock one, ``"filesystem"``, fails the first test).
 TRANSPORT = WholeMessageTransport
@@ -99,11 +100,18 @@ def test_a_message_file_that_is_not_json_is_set_aside_and_the_next_one_delivered
     assert "is not JSON" in caplog.text
 
 
-def test_a_half_written_message_is_not_counted_or_delivered(tmp_path):
+def test_a_half_written_message_is_not_counted_or_delivered_and_goes_once_abandoned(
+        tmp_path):
     queue = _queue_name()
     with _connection(tmp_path) as conn:
         inbox = conn.SimpleQueue(queue)
-        (tmp_path / "queue" / ".a-killed-writer.partial").write_bytes(b'{"n": ')
+        writing = tmp_path / "queue" / ".a-writer-at-work.partial"
+        abandoned = tmp_path / "queue" / ".a-killed-writer.partial"
+        for partial in (writing, abandoned):
+            partial.write_bytes(b'{"n": ')
+        old = time.time() - ABANDONED_AFTER_SECONDS - 60
+        os.utime(abandoned, (old, old))
         assert inbox.qsize() == 0
         with pytest.raises(inbox.Empty):
             inbox.get(block=False)
+    assert writing.exists() and not abandoned.exists()
