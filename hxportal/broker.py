@@ -20,7 +20,6 @@ import time
 import uuid
 from functools import cached_property
 from queue import Empty
-from time import monotonic
 
 from kombu.exceptions import ChannelError
 from kombu.transport import filesystem
@@ -34,12 +33,13 @@ logger = logging.getLogger(__name__)
 ABANDONED_AFTER_SECONDS = 600
 PARTIAL_SUFFIX = ".partial"
 
+
 class WholeMessageChannel(filesystem.Channel):
     """A filesystem channel whose message files appear complete or not at all."""
 
     def _put(self, queue: str, payload: dict, **kwargs) -> None:
         body = str_to_bytes(dumps(payload))
-        name = f"{round(monotonic() * 1000)}_{uuid.uuid4()}.{queue}.msg"
+        name = f"{round(time.monotonic() * 1000)}_{uuid.uuid4()}.{queue}.msg"
         # A leading dot: kombu takes a file as a message of ``queue`` only when the
         # text after its first dot is ``<queue>.msg``, so no consumer, size or purge
         # ever counts the half-written file.
@@ -92,7 +92,6 @@ class WholeMessageChannel(filesystem.Channel):
                 os.remove(claimed)
             return payload
         raise Empty()
-
 
     def _remove_if_abandoned(self, name: str) -> None:
         path = os.path.join(self.data_folder_in, name)
