@@ -45,8 +45,6 @@ import itertools
 import math
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.optimize import linprog
 
 from .topology import HyperX
 
@@ -167,6 +165,12 @@ def exact_partition_bandwidth(topology: HyperX, endpoints) -> float:
     fixed = np.bincount(inv[: fixed_ids.size], weights=fixed_load, minlength=n_links)
     if n_vars == 0:
         return float(1.0 / fixed.max())
+    # Imported here: scipy.optimize and scipy.sparse take a few tenths of a second to
+    # load, which every process (each ``manage.py`` command, each worker) would pay
+    # at start through the models, for an LP only some requests solve.
+    import scipy.sparse as sp
+    from scipy.optimize import linprog
+
     rows = inv[fixed_ids.size :]
     a_links = sp.csr_matrix(
         (np.ones(rows.size), (rows, var_cols)), shape=(n_links, n_vars)

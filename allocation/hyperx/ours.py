@@ -36,7 +36,6 @@ Diagonal's.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from ._kernels import transversal_rounds
 from .online import Placement, take
@@ -64,6 +63,8 @@ def _quiet_transversal(cost: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray
     "unused" columns for the rows and "unused" rows for the columns (but never
     unused with unused), solved by scipy's Hungarian ``linear_sum_assignment``.
     """
+    from scipy.optimize import linear_sum_assignment  # loaded on first use: see bandwidth.py
+
     n0, n1 = cost.shape
     padded = np.zeros((n0 + n1 - k, n0 + n1 - k))
     padded[:n0, :n1] = cost
