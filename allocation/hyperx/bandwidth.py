@@ -166,8 +166,8 @@ def exact_partition_bandwidth(topology: HyperX, endpoints) -> float:
     if n_vars == 0:
         return float(1.0 / fixed.max())
     # Imported here: scipy.optimize and scipy.sparse take a few tenths of a second to
-    # load, which every process (each ``manage.py`` command, each worker) would pay
-    # at start through the models, for an LP only some requests solve.
+    # load, which every process importing the models would pay at start (a whole
+    # ``hx_simulate`` run: 4 % of its time) for an LP only some requests solve.
     import scipy.sparse as sp
     from scipy.optimize import linprog
 
