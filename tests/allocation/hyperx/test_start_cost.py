@@ -1,7 +1,6 @@
 """Starting a process does not load the LP and assignment solvers.
 
-Every ``manage.py`` command and worker imports the allocation core through the
-models; scipy.optimize and scipy.sparse cost a few tenths of a second to load
+Every ``manage.py`` command imports the allocation core through the models; scipy.optimize and scipy.sparse cost a few tenths of a second to load
 (the ``interf-process`` row of ``benchmarks/bench_simulation.py`` includes it) and
 only an exact partition bandwidth or the least-loaded diagonal needs them, so
 they load on first use (their own tests, test_bandwidth.py and test_ours.py, use
@@ -32,4 +31,3 @@ def test_django_and_the_cores_start_without_the_solvers():
                          env={**os.environ,
                               "DJANGO_SETTINGS_MODULE": "hxportal.settings.local"})
     assert out.stdout.strip() == "", f"loaded at start: {out.stdout.strip()}"
-
