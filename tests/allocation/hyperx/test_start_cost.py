@@ -1,10 +1,10 @@
 """Starting a process does not load the LP and assignment solvers.
 
-Every ``manage.py`` command imports the allocation core through the models; scipy.optimize and scipy.sparse cost a few tenths of a second to load
-(the ``interf-process`` row of ``benchmarks/bench_simulation.py`` includes it) and
-only an exact partition bandwidth or the least-loaded diagonal needs them, so
-they load on first use (their own tests, test_bandwidth.py and test_ours.py, use
-them).
+Every ``manage.py`` command imports the allocation core through the models;
+scipy.optimize and scipy.sparse cost a few tenths of a second to load (the
+``interf-process`` row of ``benchmarks/bench_simulation.py`` includes it) and only
+an exact partition bandwidth or the least-loaded diagonal needs them, so they load
+on first use (their own tests, test_bandwidth.py and test_ours.py, use them).
 """
 
 from __future__ import annotations
