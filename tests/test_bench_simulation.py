@@ -5,7 +5,6 @@ and no speed is asserted."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -13,17 +12,15 @@ from types import ModuleType
 
 import pytest
 
+from tests.benchmark_scripts import load_benchmark
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "bench_simulation.py"
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_simulation", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("bench_simulation")
 
 
 def _git_worktrees() -> str:

@@ -4,22 +4,16 @@ is timed here and no speed is asserted."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "engine_size_scan.py"
+from tests.benchmark_scripts import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def scan() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("engine_size_scan", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("engine_size_scan")
 
 
 def test_machine_names_parse(scan: ModuleType) -> None:

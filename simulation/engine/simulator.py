@@ -76,7 +76,7 @@ def _run(
     n_fin = int(np.count_nonzero(tr.app_total > 0))
     meas = config.warmup_cycles if n_fin == 0 else 0
     prm = _routing_params(config, net, vt)
-    cf = _cycle_params(config, net, meas, n_fin)
+    cf = _cycle_params(config, net, vt, meas, n_fin)
     pool = _packet_pool(config, net, len(tr.rank_ep))
     state = _network_state(config, net, vt, tr.rank_ep)
     ranks = _rank_state(tr, len(apps))
@@ -111,7 +111,7 @@ def _routing_params(config: SimConfig, net: Network, vt: int) -> np.ndarray:
     return prm
 
 
-def _cycle_params(config: SimConfig, net: Network, meas: int, n_fin: int) -> np.ndarray:
+def _cycle_params(config: SimConfig, net: Network, vt: int, meas: int, n_fin: int) -> np.ndarray:
     """The loop's timing and size parameter array ``cf`` (``loop.C_*``)."""
     phits = config.packet_phits
     cf = np.zeros(L.N_CF, np.int64)
@@ -121,6 +121,7 @@ def _cycle_params(config: SimConfig, net: Network, meas: int, n_fin: int) -> np.
     cf[L.C_ALLOC] = 1 if config.allocator == "round_robin" else 0
     cf[L.C_S], cf[L.C_E], cf[L.C_MEAS], cf[L.C_NFIN] = net.switches, net.endpoints, meas, n_fin
     cf[L.C_NPORTS] = net.ports
+    cf[L.C_PREFETCH] = 1 if net.ports * vt >= L.PREFETCH_MIN_VCS else 0
     return cf
 
 

@@ -31,6 +31,7 @@ import numpy as np
 import pytest
 
 from simulation.engine import SimConfig, simulate
+from simulation.engine import loop as engine_loop
 from simulation.engine.scenarios import build_partitions
 
 FIXTURE = Path(__file__).with_name("exact_refactor.json")
@@ -137,6 +138,15 @@ def test_bit_identical(name: str) -> None:
         diff = {k: (got.get(k), expected.get(k)) for k in expected
                 if not _same(got.get(k), expected[k])}
         pytest.fail(f"{name}: result changed: {diff}")
+
+
+@pytest.mark.parametrize("name", ["uniform_1.0_omniwar", "ref_8x8_0.5_min", "all2all_dor_rr",
+                                  "interference_stencil4_omniwar"])
+def test_bit_identical_with_prefetching(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The prefetches a large machine issues (every case here is below the
+    size that turns them on) change no result."""
+    monkeypatch.setattr(engine_loop, "PREFETCH_MIN_VCS", 0)
+    assert _same(result_dict(name), json.loads(FIXTURE.read_text())[name])
 
 
 if __name__ == "__main__":
