@@ -15,8 +15,13 @@ It is a diagnosis, not a benchmark: the shares are of the samples inside the
 loop (the line table of the debug build, whose code is the optimised code
 with line records added), and compiling the debug build takes a minute or two.
 
-Usage: python benchmarks/profile_loop_lines.py [--machine 16x16x16c16] [--rate 0.5]
-       [--cycles 600] [--top 30] [--frequency 4000]
+``--case interf`` profiles the ``interf`` row of bench_simulation.py instead
+(8 x 8, c = 8: a 64-rank all-to-all beside a background permutation at 1.0,
+Omni-WAR, run to the end; ``--machine``, ``--rate`` and ``--cycles`` do not
+apply).
+
+Usage: python benchmarks/profile_loop_lines.py [--case uniform|interf]
+       [--machine 16x16x16c16] [--rate 0.5] [--cycles 600] [--top 30] [--frequency 4000]
 Needs ``perf`` (Debian: linux-perf), ``nm`` and ``objdump`` (binutils).
 """
 
@@ -97,7 +102,7 @@ def report(lines: Counter, inside: int, total: int, source: list[str], top: int)
     return "\n".join(out)
 
 
-def _child(machine: str, rate: float, cycles: int, out_dir: Path) -> None:
+def _child(case: str, machine: str, rate: float, cycles: int, out_dir: Path) -> None:
     """Runs under perf: warm the loop on a small machine, run the case, then
     write the loop's object code and its address in this process."""
     import numpy as np
@@ -112,7 +117,16 @@ def _child(machine: str, rate: float, cycles: int, out_dir: Path) -> None:
         simulate(cfg, [np.arange(cfg.endpoints)])
 
     run((4, 4), 4, 200)
-    run(*_parse_machine(machine), cycles)
+    if case == "interf":
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from bench_simulation import INTERF_JSON
+
+        from simulation.engine.scenarios import build_partitions
+
+        cfg = SimConfig(**dict(INTERF_JSON, sides=tuple(INTERF_JSON["sides"])))
+        simulate(cfg, build_partitions(cfg))
+    else:
+        run(*_parse_machine(machine), cycles)
     compiled = next(iter(engine_loop.run_cycles.overloads.values()))
     name = compiled.fndesc.llvm_func_name
     (out_dir / "loop.o").write_bytes(compiled.library._get_compiled_object())
@@ -122,6 +136,7 @@ def _child(machine: str, rate: float, cycles: int, out_dir: Path) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--case", choices=("uniform", "interf"), default="uniform")
     ap.add_argument("--machine", default="16x16x16c16")
     ap.add_argument("--rate", type=float, default=0.5)
     ap.add_argument("--cycles", type=int, default=600)
@@ -130,7 +145,7 @@ def main() -> int:
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        _child(args.machine, args.rate, args.cycles, Path(args.child))
+        _child(args.case, args.machine, args.rate, args.cycles, Path(args.child))
         return 0
     missing = [tool for tool in ("perf", "nm", "objdump") if shutil.which(tool) is None]
     if missing:
@@ -142,7 +157,8 @@ def main() -> int:
         data = work / "perf.data"
         subprocess.run(
             ["perf", "record", "-q", "-e", "cpu-clock", "-F", str(args.frequency), "-o",
-             str(data), sys.executable, __file__, "--child", str(work), "--machine",
+             str(data), sys.executable, __file__, "--child", str(work), "--case", args.case,
+             "--machine",
              args.machine, "--rate", str(args.rate), "--cycles", str(args.cycles)],
             env=env, check=True,
         )
@@ -157,7 +173,11 @@ def main() -> int:
                                 capture_output=True, text=True, check=True).stdout
         samples = [int(x, 16) for x in script.split()]
         lines, inside = attribute(samples, meta["address"], size, table)
-    print(f"{args.machine}, uniform {args.rate}, MIN, {args.cycles} cycles")
+    if args.case == "interf":
+        print("interf: 8x8 c8, 64-rank all-to-all (diagonal) beside a permutation at 1.0, "
+              "Omni-WAR")
+    else:
+        print(f"{args.machine}, uniform {args.rate}, MIN, {args.cycles} cycles")
     print(report(lines, inside, len(samples), LOOP.read_text().splitlines(), args.top))
     return 0
 

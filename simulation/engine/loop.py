@@ -130,6 +130,7 @@ def rand_int(state, n):
 # --------------------------------------------------------------- routing
 DEROUTE_PENALTY = 64
 ROUTING_CODES = {"dor": 0, "min": 1, "valiant": 2, "omniwar": 3}
+ROUTING_OMNIWAR = ROUTING_CODES["omniwar"]
 
 # packet record fields (columns of the int32 packet pool)
 F_DST = 0
@@ -161,6 +162,7 @@ def best_vc(go, lo, hi, out_used, vt, bout):
 
 
 NEVER = np.int64(1) << 62  # a cycle that never comes
+NO_COST = np.int64(1) << 62  # above every cost
 
 # columns of the per-input-VC head record ``head`` (see :func:`route`)
 H_EVT = 0  # event count at the head's last failed evaluation; -1: evaluate in full
@@ -273,18 +275,6 @@ def _prefetch_packets(g, vt, t, hq, pk):
             _prefetch(pk, hq[g * vt + v, Q_PKT] * N_FIELDS)
 
 
-@intrinsic
-def _popcount(typingctx, x):
-    """Number of set bits of an int64 (``llvm.ctpop``)."""
-    sig = types.int64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        fn = builder.module.declare_intrinsic("llvm.ctpop", [ir.IntType(64)])
-        return builder.call(fn, [args[0]])
-
-    return sig, codegen
-
-
 @njit(cache=True, inline="always")
 def _xo(go, v, vt, xb_vc):
     """Index of the crossbar busy-until cycle of output VC ``(go, v)``: its
@@ -340,12 +330,30 @@ def _check_tied(sw, t, out_used, xout_busy, prm, out_down_in, credits, bin_cap, 
                 port_occ, cm):
     """Check call of a MIN / Omni-WAR head on a switch of <= 64 ports (see :func:`route`).
 
-    ``cm`` (non-zero, a subset of the candidates) names the changed candidates,
-    so only their costs are recomputed; the unchanged tied ones are counted from
-    the masks, and the packet's class and minimal ports come from the head
-    record.  Same verdict and head update as a full evaluation would give
-    (draws none): ``(-1, -1, 0)`` if the failure is still certain, else
-    ``(-2, -1, 0)`` (evaluate in full).
+    ``cm`` names the candidates to recompute: those whose port changed since
+    the head's last evaluation and, once ``H_WAKE`` is reached, the tied ones
+    (a crossbar output may have freed).  The others kept their costs: the
+    tied ones ``H_COST``, every other one more.  So the lowest cost is known
+    whenever it is at most ``H_COST`` (an unchanged tied port is left, or a
+    recomputed one is at or below it), and then its tied set is the unchanged
+    tied ports (at ``H_COST`` only) and the recomputed ones at that cost.
+    If none of them can take the packet the failure is certain: the head
+    records that cost, set and their first wake-up, as a failed full
+    evaluation would, and ``(-1, -1, 0)`` is returned.  Otherwise (one can,
+    or every tied port changed and became dearer, so an unchanged port may
+    now be the cheapest) ``(-2, -1, 0)``: evaluate in full.  The packet's
+    class and minimal ports come from the head record; no draw is made.
+
+    Why: a full Omni-WAR evaluation looks at every port of the dimensions it
+    has left (14 on an 8 x 8 machine), and under interference most of the
+    full evaluations that followed a check or a wake-up failed again (158 and
+    61 a cycle of the 358 at the ``interf`` row of bench_simulation.py;
+    benchmarks/count_loop_work.py).  Deciding those here changes no verdict,
+    but skips the draws a failing full evaluation makes among candidates that
+    can take the packet at a cost a later candidate undercuts, so Omni-WAR
+    runs take other random streams (engine 2.3); runs whose failing
+    evaluations never draw (MIN on two dimensions: at most two candidates)
+    are unchanged.
     """
     pt = prm[1]
     vt = prm[5]
@@ -356,11 +364,12 @@ def _check_tied(sw, t, out_used, xout_busy, prm, out_down_in, credits, bin_cap, 
     lo = head[ivc, H_LO]
     hi = head[ivc, H_HI]
     minimal = head[ivc, H_MIN]
-    tied = head[ivc, H_TIED]
+    keep = head[ivc, H_TIED] & ~cm  # unchanged tied ports: cost b_cost, still unavailable
     b_cost = head[ivc, H_COST]
-    n_tied = _popcount(tied & ~cm)
-    new_tied = np.int64(0)
+    best = b_cost if keep != 0 else NO_COST
+    best_set = keep
     wake = NEVER
+    free = False
     m = cm
     g0 = sw * pt
     while m != 0:
@@ -374,17 +383,25 @@ def _check_tied(sw, t, out_used, xout_busy, prm, out_down_in, credits, bin_cap, 
         cost = np.int64(occ) * phits
         if (minimal >> lp) & 1 == 0:
             cost += DEROUTE_PENALTY
+        if cost > best:
+            continue
         w = _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc)
-        if cost < b_cost or (cost == b_cost and w <= t):
-            return -2, -1, 0  # may succeed: evaluate in full
-        if cost == b_cost:
-            n_tied += 1
-            new_tied |= np.int64(1) << lp
+        if cost < best:
+            best = cost
+            best_set = np.int64(1) << lp
+            wake = w
+            free = w <= t
+        else:
+            best_set |= np.int64(1) << lp
             wake = min(wake, w)
-    if n_tied == 0:
-        return -2, -1, 0
-    head[ivc, H_TIED] = (tied & ~cm) | new_tied
-    head[ivc, H_WAKE] = min(head[ivc, H_WAKE], wake)
+            free = free or w <= t
+    if free or best > b_cost:
+        return -2, -1, 0  # may succeed, or the lowest cost is an unchanged port's: in full
+    head[ivc, H_COST] = best
+    head[ivc, H_TIED] = best_set
+    if best == b_cost and head[ivc, H_WAKE] > t:  # never later than the recorded wake-up
+        wake = min(wake, head[ivc, H_WAKE])
+    head[ivc, H_WAKE] = wake
     return -1, -1, 0
 
 
@@ -417,13 +434,16 @@ def route(
     choice).
     For MIN and Omni-WAR (wait) the tied best set is kept as a bit mask of
     local ports in ``head[ivc, H_TIED]`` with its cost ``head[ivc, H_COST]``:
-    when some candidates changed, a *check* call (``head[ivc, H_EVT] >= 0``)
-    recomputes only the changed candidates' costs and still fails for sure
-    if none became cheaper than, or as cheap and available as, the tied set
-    and one tied candidate is left; otherwise it returns ``(-2, -1, 0)`` and
-    the caller evaluates in full (``head[ivc, H_EVT] = -1``).  A check call
-    draws no random number, so the packet's choices are distributed as if it
-    had been evaluated every cycle (a failure draws nothing).  This relies on
+    when some candidates changed, or ``H_WAKE`` is reached, a *check* call
+    (``head[ivc, H_EVT] >= 0``, see :func:`_check_tied`) recomputes only the
+    changed candidates (and at ``H_WAKE`` the tied ones) and decides the
+    evaluation itself when the lowest cost is known and nothing at it can
+    take the packet; otherwise it returns ``(-2, -1, 0)`` and the caller
+    evaluates in full (``head[ivc, H_EVT] = -1``).  A check call draws no
+    random number; the verdict and the head's record are those of a full
+    evaluation, and a full evaluation that fails decides nothing with its
+    draws, so the packet's choices are distributed as if it had been
+    evaluated every cycle.  This relies on
     a candidate's cost being a function of its own output port's state and
     the packet.  What the check needs of the packet (its VC class and its
     minimal ports) is kept in the head record (``H_LO``, ``H_HI``, ``H_MIN``)
@@ -961,6 +981,11 @@ def run_cycles(
     n_hist = lat_hist.shape[0]
     n_wheel = cwheel.shape[0]
     pf = cf[C_PREFETCH] == 1
+    # a head at its wake-up is checked (see _check_tied) under Omni-WAR, whose full
+    # evaluation looks at every port of the dimensions left; a MIN head has one
+    # candidate per dimension and mostly goes at its wake-up, so a check would only
+    # come before the full evaluation
+    wake_check = routing == ROUTING_OMNIWAR
     t = t0
     if st[S_INIT] == 0:  # first call: open-loop first arrivals, closed-loop ranks active
         st[S_INIT] = 1
@@ -1393,7 +1418,8 @@ def run_cycles(
                     he = head[ivc, H_EVT]
                     cm = np.int64(0)  # its candidate ports changed since ``he``
                     if he >= 0:
-                        if t >= head[ivc, H_WAKE]:
+                        timed = t >= head[ivc, H_WAKE]
+                        if timed and (head[ivc, H_LO] < 0 or not wake_check):
                             head[ivc, H_EVT] = -1  # time-triggered: evaluate in full
                         else:
                             if swst[s, SW_EVT] > he:
@@ -1402,7 +1428,9 @@ def run_cycles(
                                 else:
                                     cm = _changed_mask(head[ivc, H_WATCH], s * pt, pt, port_stamp,
                                                        he)
-                            if cm == 0:  # none of its candidate ports changed: fails for sure
+                            if timed:  # a tied port may be free: the check looks again
+                                cm |= head[ivc, H_TIED]
+                            elif cm == 0:  # none of its candidate ports changed: fails for sure
                                 head[ivc, H_EVT] = st[S_EVT]  # still certain: move the mark on
                                 w_g = min(w_g, head[ivc, H_WAKE])
                                 m_g |= head[ivc, H_WATCH]

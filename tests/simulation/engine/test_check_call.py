@@ -7,6 +7,9 @@ minimal ports) in the head record, so a check reads no packet record. These
 tests drive ``route`` on a hand-set state of an empty 4 x 4, c = 4 machine:
 a check gives the full evaluation's verdict even when the packet record has
 been overwritten, and a record kept for one packet is never used for the next.
+Since engine 2.3 a check also decides a failure whose lowest cost it knows (a
+changed port undercuts the tied set but cannot take the packet; a wake-up whose
+tied ports stayed busy), with the record a full evaluation would leave.
 """
 
 from __future__ import annotations
@@ -93,3 +96,49 @@ def test_a_kept_record_is_not_used_for_a_head_that_failed_elsewhere() -> None:
     # its check reads the packet again: with its ejection port changed and free it may go
     sw.xout_busy[eject] = T
     assert sw.route(T + 1, changed=1 << eject) == (eject, 0, 0)
+
+
+def _record(sw: Switch0) -> tuple[int, int, int]:
+    return int(sw.head[0, L.H_COST]), int(sw.head[0, L.H_TIED]), int(sw.head[0, L.H_WAKE])
+
+
+def _load(sw: Switch0, port: int, packets: int) -> None:
+    """``packets`` of the downstream input buffers of output ``port`` not credited back."""
+    down = int(sw.net.out_down_in[port]) * sw.vt
+    sw.credits[down:down + sw.vt] = sw.cap - packets
+
+
+def test_a_check_decides_a_cheaper_busy_port_as_a_full_evaluation_would() -> None:
+    """Engine 2.3: a changed port that undercuts the tied set but cannot take the
+    packet makes the failure certain; the check records the new lowest cost, tied
+    set and wake-up instead of asking for a full evaluation."""
+    sw, a, b = _blocked_head()
+    _load(sw, a, 2)
+    _load(sw, b, 3)
+    assert sw.route(T) == (-1, -1, 0)  # full: a is the cheaper, both busy
+    assert sw.head[0, L.H_TIED] == 1 << a
+    _load(sw, b, 0)  # b frees its downstream buffers but its crossbar output stays busy
+    assert sw.route(T + 1, changed=1 << b) == (-1, -1, 0)
+    checked = _record(sw)
+    assert checked[1] == 1 << b and checked[2] == T + 9
+    assert sw.route(T + 1) == (-1, -1, 0)  # a full evaluation of the same state
+    assert _record(sw) == checked
+
+
+def test_a_check_asks_for_a_full_evaluation_when_every_tied_port_got_dearer() -> None:
+    """The unchanged ports' costs are only known to be above the old lowest cost, so
+    once every tied port is dearer the lowest cost is unknown."""
+    sw, a, b = _blocked_head()
+    _load(sw, a, 1)
+    _load(sw, b, 1)
+    assert sw.route(T + 1, changed=(1 << a) | (1 << b)) == (-2, -1, 0)
+
+
+def test_at_its_wake_up_a_check_records_the_next_one() -> None:
+    """A head whose wake-up came while its tied ports stayed busy (their crossbar
+    outputs were granted again) records the new wake-up, not the one just passed."""
+    sw, a, b = _blocked_head()
+    assert sw.head[0, L.H_WAKE] == T + 9
+    sw.xout_busy[[a, b]] = T + 15
+    assert sw.route(T + 9, changed=(1 << a) | (1 << b)) == (-1, -1, 0)
+    assert sw.head[0, L.H_WAKE] == T + 15

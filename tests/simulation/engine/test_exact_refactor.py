@@ -7,8 +7,11 @@ seed gives the same random draws in the same order, hence the same
 result dicts of the configurations below (``python
 tests/simulation/engine/test_exact_refactor.py --record``), last recorded when
 a packet's random choice became one among the tied lowest-cost candidates that
-can take it (engine 2.1), and again when a stencil's longer side became its
-first coordinate (engine 2.2: only the new non-square stencil case changed).
+can take it (engine 2.1), again when a stencil's longer side became its
+first coordinate (engine 2.2: only the new non-square stencil case changed),
+and when a check call came to decide the failures whose lowest cost it knows
+(engine 2.3: only the four Omni-WAR cases that wait for the best port changed,
+the draws a failing full evaluation makes being skipped).
 A change that alters the model *on purpose* must re-record the fixture and
 say so; :mod:`test_equivalence` then checks the law against the old engine.
 
