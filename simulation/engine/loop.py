@@ -331,8 +331,8 @@ def _check_tied(sw, t, out_used, xout_busy, prm, out_down_in, credits, bin_cap, 
     """Check call of a MIN / Omni-WAR head on a switch of <= 64 ports (see :func:`route`).
 
     ``cm`` names the candidates to recompute: those whose port changed since
-    the head's last evaluation and, once ``H_WAKE`` is reached, the tied ones
-    (a crossbar output may have freed).  The others kept their costs: the
+    the head's last evaluation and, for an Omni-WAR head whose ``H_WAKE`` is
+    reached, the tied ones (a crossbar output may have freed).  The others kept their costs: the
     tied ones ``H_COST``, every other one more.  So the lowest cost is known
     whenever it is at most ``H_COST`` (an unchanged tied port is left, or a
     recomputed one is at or below it), and then its tied set is the unchanged
@@ -434,9 +434,9 @@ def route(
     choice).
     For MIN and Omni-WAR (wait) the tied best set is kept as a bit mask of
     local ports in ``head[ivc, H_TIED]`` with its cost ``head[ivc, H_COST]``:
-    when some candidates changed, or ``H_WAKE`` is reached, a *check* call
-    (``head[ivc, H_EVT] >= 0``, see :func:`_check_tied`) recomputes only the
-    changed candidates (and at ``H_WAKE`` the tied ones) and decides the
+    when some candidates changed, or (Omni-WAR) ``H_WAKE`` is reached, a
+    *check* call (``head[ivc, H_EVT] >= 0``, see :func:`_check_tied`)
+    recomputes only the changed candidates (and at ``H_WAKE`` the tied ones) and decides the
     evaluation itself when the lowest cost is known and nothing at it can
     take the packet; otherwise it returns ``(-2, -1, 0)`` and the caller
     evaluates in full (``head[ivc, H_EVT] = -1``).  A check call draws no

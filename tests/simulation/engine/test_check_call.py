@@ -135,8 +135,9 @@ def test_a_check_asks_for_a_full_evaluation_when_every_tied_port_got_dearer() ->
 
 
 def test_at_its_wake_up_a_check_records_the_next_one() -> None:
-    """A head whose wake-up came while its tied ports stayed busy (their crossbar
-    outputs were granted again) records the new wake-up, not the one just passed."""
+    """A check at a head's wake-up (as the loop makes for an Omni-WAR head) whose
+    tied ports stayed busy (their crossbar outputs were granted again) records
+    the new wake-up, not the one just passed."""
     sw, a, b = _blocked_head()
     assert sw.head[0, L.H_WAKE] == T + 9
     sw.xout_busy[[a, b]] = T + 15
