@@ -90,8 +90,22 @@ def _fresh_answers(machine: Machine, key: str, user):
 
 
 def _own_repeat(answers, user, name: str, external_id: str) -> Recommendation | None:
-    """The asker's own row for this very request (same name and external id)."""
-    return answers.filter(user=user, name=name, external_id=external_id).first()
+    """The asker's own row for this very request (same name and external id), unless
+    it is an outdated stand-in."""
+    repeat = answers.filter(user=user, name=name, external_id=external_id).first()
+    return None if repeat is None or _outdated_stand_in(repeat) else repeat
+
+
+def _outdated_stand_in(answer: Recommendation) -> bool:
+    """Whether ``answer`` is the analytic score given while no calibration could answer
+    the question, and one now can: asked again, the question gets the calibrated answer,
+    not the stand-in for the rest of ``CACHE_SECONDS`` (the calibration of a large
+    shape may finish within them)."""
+    if (answer.method != RecommendationMethod.ANALYTIC or answer.calibration_id is not None
+            or answer.status != RecommendationStatus.READY or not answer.inputs["simulate"]):
+        return False
+    return calibration.calibrated_answer(answer.machine, answer.pattern, answer.node_count,
+                                         answer.inputs["held_fraction"]) is not None
 
 
 def request_recommendation(*, user, machine: Machine, node_count: int, pattern: str,
@@ -106,7 +120,8 @@ def request_recommendation(*, user, machine: Machine, node_count: int, pattern: 
     question on an unchanged machine reuses the stored computation: the asker's own
     repeat (same name and external id) gets the same row; any other request gets a
     row of its own that shares the ranking (or the simulations still running), never
-    another's row, and only of rows the asker may read (``HX_PRIVATE_DATA``)."""
+    another's row, and only of rows the asker may read (``HX_PRIVATE_DATA``). An
+    analytic stand-in is not reused once the shape's calibration answers the question."""
     pattern = canonical_pattern(pattern)
     if pattern not in CommPattern.values:
         raise ValidationError({"pattern": [f"must be one of {', '.join(CommPattern.values)}"]})
@@ -132,7 +147,8 @@ def request_recommendation(*, user, machine: Machine, node_count: int, pattern: 
         Machine.objects.select_for_update().get(pk=machine.pk)
         if (repeat := _own_repeat(answers, user, name, external_id)) is not None:
             return refresh(repeat), True
-        if (source := answers.first()) is not None:
+        source = answers.first()
+        if source is not None and not _outdated_stand_in(source):
             return _share(source, user, name, external_id), True
         rec = _create(user, machine, name, external_id, inputs, key, snapshot, estimate)
     return rec, False

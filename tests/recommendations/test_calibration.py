@@ -117,8 +117,18 @@ def test_without_a_calibration_the_answer_is_analytic_while_one_starts(
     first = SimulationRun.objects.filter(sweep_id=running.sweep_id,
                                          parameters__point__pattern="all2all")
     run_pending(first)
-    rec = ask(users, half, t_cmpt=101.0)
-    assert rec.method == "calibrated" and "running with" in rec.note, rec.note
+    # The very same question, asked again within the cache's minutes, is not given
+    # the stand-in again, by another user (who would share it) or by the same one
+    # (whose repeat would get the same row): the calibration answers it now.
+    other, _ = recommendations.request_recommendation(
+        user=users["admin"], machine=half, node_count=16, pattern="all2all", t_cmpt=100.0,
+        t_comm=50.0, p_abn=0.02, alpha_abn=3.0, t_bench=0.5)
+    assert other.method == "calibrated" and other.shared_from_id is None, other.note
+    assert "running with" in other.note, other.note
+    again = ask(users, half)
+    assert again.pk != rec.pk and again.method == "calibrated", again.note
+    assert again.shared_from_id == other.pk  # the calibrated answer is reused as any other
+    assert ask(users, half).pk == again.pk
 
 
 def test_the_beat_starts_one_calibration_per_shape_on_this_engine(half, users, settings):
