@@ -28,7 +28,10 @@ Counted per simulated cycle:
 - route calls: checks (and the useless ones), full evaluations (and those a
   check asked for, and how many of them failed); heads evaluated for the
   first time and at their recorded wake-up (and how many failed again);
-  grants; random draws.
+  grants; random draws;
+- output-port changes by kind: a credit returned, an output slot freed, a
+  packet sent on the link (a downstream credit consumed: it can only raise
+  the port's cost), a grant (an output slot filled).
 
 The port-level bound is what a cheap rule could do; the useless share is what
 any rule could do at most.
@@ -57,7 +60,15 @@ COPY_NAME = "hx_counting_engine"
 #: counters after the loop's own ``N_ST`` counters (indices into ``st``)
 COUNTERS = ("switch", "visit", "visit_watch", "visit_useless", "bound_skip", "bound_wrong",
             "check", "check_useless", "full", "full_redo", "full_redo_failed", "new", "wake",
-            "wake_failed", "grant")
+            "wake_failed", "grant", "touch_credit", "touch_freed", "touch_send", "touch_grant")
+
+#: the loop's four kinds of output-port change (``_touch`` calls), each counted
+_TOUCHES = (
+    ("credit", "                _touch(uo, su, lu, pt, st, port_stamp, swst)\n"),
+    ("freed", "            _touch(go, so, go - so * pt, pt, st, port_stamp, swst)\n"),
+    ("send", "                        _touch(g, s, lp, pt, st, port_stamp, swst)\n"),
+    ("grant", "                    _touch(go, s, olp, pt, st, port_stamp, swst)\n"),
+)
 
 _VISIT = """\
                 _vc_order(vorder, vt, ip[g, IP_RR], rr_alloc, rng)
@@ -95,7 +106,7 @@ _ROUTE = """\
 """
 _ROUTE_COUNTED = """\
                     redone = False
-                    is_check = head[ivc, H_EVT] >= 0 and head[ivc, H_LO] >= 0
+                    is_check = head[ivc, H_EVT] >= 0 and head[ivc, H_VCS] >= 0
                     tied0 = head[ivc, H_TIED]
                     while True:
                         olp, ov, der = route(
@@ -175,7 +186,7 @@ def _bound_skips(g, s, t, vt, pt, changed_any, ip, hq, head, out_used, credits, 
         rdy = hq[ivc, Q_RDY]
         if rdy < 0 or rdy > t:
             continue
-        if head[ivc, H_EVT] < 0 or head[ivc, H_LO] < 0 or t >= head[ivc, H_WAKE]:
+        if head[ivc, H_EVT] < 0 or head[ivc, H_VCS] < 0 or t >= head[ivc, H_WAKE]:
             return False
         tied |= head[ivc, H_TIED]
         minimal |= head[ivc, H_MIN]
@@ -217,6 +228,10 @@ def counting_sources(loop: str, rng: str, simulator: str) -> tuple[str, str, str
                      (_ROUTED, _ROUTED_COUNTED), (_VISITED, _VISITED_COUNTED),
                      (_SWITCH, _SWITCH_COUNTED), (_DRAW, _DRAW_COUNTED)):
         loop = _replace_once(loop, old, new, "loop.py")
+    for kind, call in _TOUCHES:
+        indent = call[: len(call) - len(call.lstrip())]
+        loop = _replace_once(loop, call, f"{call}{indent}st[N_ST0 + K_TOUCH_{kind.upper()}] += 1\n",
+                             f"loop.py _touch ({kind})")
     loop += _BOUND
     rng = _replace_once(rng, "return np.array([val], dtype=np.uint64)",
                         "return np.array([val, 0], dtype=np.uint64)", "rng.py")
@@ -269,7 +284,10 @@ class Counts(NamedTuple):
             f"({pc('full_redo'):.1f} asked for by a check, {pc('full_redo_failed'):.1f} of them "
             f"failed); heads: {pc('new'):.1f} new, {pc('wake'):.1f} at their wake-up "
             f"({pc('wake_failed'):.1f} failed again); "
-            f"{pc('grant'):.1f} grants; {self.draws / max(self.cycles, 1):.0f} random draws")
+            f"{pc('grant'):.1f} grants; {self.draws / max(self.cycles, 1):.0f} random draws; "
+            f"output-port changes: {pc('touch_credit'):.1f} credits returned, "
+            f"{pc('touch_freed'):.1f} slots freed, {pc('touch_send'):.1f} link sends, "
+            f"{pc('touch_grant'):.1f} grants")
 
 
 def count_row(copy, engine, row: str, cycles: int, big_cycles: int) -> Counts:

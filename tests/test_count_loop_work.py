@@ -54,6 +54,9 @@ def test_the_report_gives_per_cycle_figures_and_shares(tool: ModuleType) -> None
     assert "30.0 of the woken useless (75% of them, 60% of all visits)" in text
     assert "skips 10.0 (33% of the useless), wrongly 0 times" in text
     assert "250 random draws" in text
+    values.update(touch_credit=300, touch_freed=400, touch_send=310, touch_grant=800)
+    text = tool.Counts("interf", 10, 0, values, 2500).describe()
+    assert "30.0 credits returned, 40.0 slots freed, 31.0 link sends, 80.0 grants" in text
 
 
 @pytest.mark.slow
@@ -73,3 +76,5 @@ def test_the_counting_copy_runs_as_the_engine_does(tool: ModuleType, tmp_path: P
     assert v["visit_useless"] <= v["visit_watch"] <= v["visit"]
     assert v["check_useless"] <= v["check"]
     assert v["bound_wrong"] == 0  # the bound never skips a visit that mattered
+    assert v["touch_grant"] == v["grant"]  # every grant changes its output port once
+    assert v["touch_send"] > 0 and v["touch_credit"] > 0 and v["touch_freed"] > 0

@@ -172,11 +172,13 @@ H_TIED = 3  # bit mask of the local ports tied at that cost, all unavailable the
 H_WATCH = 4  # bit mask of the local ports whose change may turn the failure (-1: all)
 # What a check call of a MIN / Omni-WAR head needs of its packet, kept from its
 # failed full evaluation so that the check reads no packet record (a cache miss
-# per blocked head at high load) and divides nothing; H_LO = -1: none kept
-H_LO = 5  # first VC of its class
-H_HI = 6  # one past the last VC of its class
-H_MIN = 7  # bit mask of its minimal candidates (local ports)
+# per blocked head at high load) and divides nothing; H_VCS = -1: none kept
+H_VCS = 5  # its class's VCs: the first | one past the last << 32 (one column: a cache line)
+H_MIN = 6  # bit mask of its minimal candidates (local ports)
+H_FLOOR = 7  # at most the cost of every candidate outside H_TIED whose port has not changed
 N_H = 8
+VCS_SHIFT = np.int64(32)
+VCS_LOW = np.int64(0xFFFFFFFF)
 
 # columns of the per-input-VC queue-head record ``hq`` (int32): apart from
 # ``head``, so that the crossbar's scan of a port's VCs and a grant or an
@@ -333,15 +335,16 @@ def _check_tied(sw, t, out_used, xout_busy, prm, out_down_in, credits, bin_cap, 
     ``cm`` names the candidates to recompute: those whose port changed since
     the head's last evaluation and, for an Omni-WAR head whose ``H_WAKE`` is
     reached, the tied ones (a crossbar output may have freed).  The others kept their costs: the
-    tied ones ``H_COST``, every other one more.  So the lowest cost is known
-    whenever it is at most ``H_COST`` (an unchanged tied port is left, or a
-    recomputed one is at or below it), and then its tied set is the unchanged
-    tied ports (at ``H_COST`` only) and the recomputed ones at that cost.
+    tied ones ``H_COST``, every other one at least ``H_FLOOR`` (a bound the
+    last evaluation or check left: above ``H_COST``).  So the lowest cost is
+    known whenever a recomputed or unchanged tied candidate costs less than
+    ``H_FLOOR``, and then its tied set is the unchanged tied ports (at
+    ``H_COST`` only) and the recomputed ones at that cost.
     If none of them can take the packet the failure is certain: the head
-    records that cost, set and their first wake-up, as a failed full
-    evaluation would, and ``(-1, -1, 0)`` is returned.  Otherwise (one can,
-    or every tied port changed and became dearer, so an unchanged port may
-    now be the cheapest) ``(-2, -1, 0)``: evaluate in full.  The packet's
+    records that cost, set, their first wake-up and the new bound (the least
+    cost left out of the set), as a failed full evaluation would, and
+    ``(-1, -1, 0)`` is returned.  Otherwise (one can, or an unchanged port
+    may cost as little) ``(-2, -1, 0)``: evaluate in full.  The packet's
     class and minimal ports come from the head record; no draw is made.
 
     Why: a full Omni-WAR evaluation looks at every port of the dimensions it
@@ -353,7 +356,10 @@ def _check_tied(sw, t, out_used, xout_busy, prm, out_down_in, credits, bin_cap, 
     can take the packet at a cost a later candidate undercuts, so Omni-WAR
     runs take other random streams (engine 2.3); runs whose failing
     evaluations never draw (MIN on two dimensions: at most two candidates)
-    are unchanged.
+    are unchanged.  Engine 2.4 added the bound: a check used to give up as
+    soon as every tied port had become dearer (96 of the 133 full
+    evaluations a check asked for at ``interf`` then failed), though the
+    ports outside the tied set are dearer still, most by the deroute penalty.
     """
     pt = prm[1]
     vt = prm[5]
@@ -361,13 +367,16 @@ def _check_tied(sw, t, out_used, xout_busy, prm, out_down_in, credits, bin_cap, 
     phits = prm[9]
     xb_vc = prm[PRM_XBAR] == 1
     port_vc = prm[PRM_OCCUPANCY] == 1
-    lo = head[ivc, H_LO]
-    hi = head[ivc, H_HI]
+    vcs = head[ivc, H_VCS]
+    lo = vcs & VCS_LOW
+    hi = vcs >> VCS_SHIFT
     minimal = head[ivc, H_MIN]
+    floor = head[ivc, H_FLOOR]  # unchanged ports outside the tied set cost at least this
     keep = head[ivc, H_TIED] & ~cm  # unchanged tied ports: cost b_cost, still unavailable
     b_cost = head[ivc, H_COST]
     best = b_cost if keep != 0 else NO_COST
     best_set = keep
+    new_floor = floor  # the record's floor afterwards: every port left out of the tied set
     wake = NEVER
     free = False
     m = cm
@@ -384,9 +393,11 @@ def _check_tied(sw, t, out_used, xout_busy, prm, out_down_in, credits, bin_cap, 
         if (minimal >> lp) & 1 == 0:
             cost += DEROUTE_PENALTY
         if cost > best:
+            new_floor = min(new_floor, cost)
             continue
         w = _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc)
         if cost < best:
+            new_floor = min(new_floor, best)  # the set so far leaves the tied set
             best = cost
             best_set = np.int64(1) << lp
             wake = w
@@ -395,10 +406,11 @@ def _check_tied(sw, t, out_used, xout_busy, prm, out_down_in, credits, bin_cap, 
             best_set |= np.int64(1) << lp
             wake = min(wake, w)
             free = free or w <= t
-    if free or best > b_cost:
-        return -2, -1, 0  # may succeed, or the lowest cost is an unchanged port's: in full
+    if free or best >= floor:
+        return -2, -1, 0  # may succeed, or an unchanged port may cost as little: in full
     head[ivc, H_COST] = best
     head[ivc, H_TIED] = best_set
+    head[ivc, H_FLOOR] = new_floor
     if best == b_cost and head[ivc, H_WAKE] > t:  # never later than the recorded wake-up
         wake = min(wake, head[ivc, H_WAKE])
     head[ivc, H_WAKE] = wake
@@ -472,7 +484,7 @@ def route(
     phits = prm[9]
     xb_vc = prm[PRM_XBAR] == 1
     evt = head[ivc, H_EVT]
-    if evt >= 0 and head[ivc, H_LO] >= 0:
+    if evt >= 0 and head[ivc, H_VCS] >= 0:
         return _check_tied(sw, t, out_used, xout_busy, prm, out_down_in, credits, bin_cap, head,
                            ivc, port_occ, cm)
     base = pk[p, F_VCSET] * v_set
@@ -495,7 +507,7 @@ def route(
         if chk and port_stamp[go] <= evt:
             return -1, -1, 0
         head[ivc, H_WATCH] = _bit(pn + dst % c, pt)
-        head[ivc, H_LO] = -1  # its checks take the general path
+        head[ivc, H_VCS] = -1  # its checks take the general path
         if xb_vc:
             v = _free_vc(go, base, base + v_set, out_used, xout_busy, vt, bout, t)
             if v < 0:
@@ -528,7 +540,7 @@ def route(
                 if chk and port_stamp[go] <= evt:
                     return -1, -1, 0
                 head[ivc, H_WATCH] = _bit(lp, pt)
-                head[ivc, H_LO] = -1  # its checks take the general path
+                head[ivc, H_VCS] = -1  # its checks take the general path
                 if xb_vc:
                     v = _free_vc(go, lo, hi, out_used, xout_busy, vt, bout, t)
                     if v < 0:
@@ -553,7 +565,8 @@ def route(
     hi = base + (hop + 1) * v_set // n_cls
     best_lp = -1
     best_v = -1
-    best_cost = np.int64(1) << 62
+    best_cost = NO_COST
+    floor = NO_COST  # the lowest cost outside the tied set (the check's bound, H_FLOOR)
     best_der = 0
     ties = 0
     allow_der = routing == 3 and pk[p, F_DER] < q
@@ -632,9 +645,11 @@ def route(
                     wake = min(wake, w)
                 continue
             if cost > best_cost:
+                floor = min(floor, cost)
                 continue
             w = _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc)
             if cost < best_cost:  # a new lowest cost: the tied set starts again
+                floor = min(floor, best_cost)
                 best_cost = cost
                 ties = 0
                 best_lp = -1
@@ -672,8 +687,8 @@ def route(
         head[ivc, H_TIED] = new_tied
         head[ivc, H_WATCH] = watch
         if pt <= 64:  # later checks need neither the packet nor the coordinates
-            head[ivc, H_LO] = lo
-            head[ivc, H_HI] = hi
+            head[ivc, H_VCS] = lo | (hi << VCS_SHIFT)
+            head[ivc, H_FLOOR] = floor
             head[ivc, H_MIN] = minimal
     elif best_lp < 0:  # nothing available: wait for a crossbar output or a change
         head[ivc, H_WAKE] = wake
@@ -1419,7 +1434,7 @@ def run_cycles(
                     cm = np.int64(0)  # its candidate ports changed since ``he``
                     if he >= 0:
                         timed = t >= head[ivc, H_WAKE]
-                        if timed and (head[ivc, H_LO] < 0 or not wake_check):
+                        if timed and (head[ivc, H_VCS] < 0 or not wake_check):
                             head[ivc, H_EVT] = -1  # time-triggered: evaluate in full
                         else:
                             if swst[s, SW_EVT] > he:

@@ -7,7 +7,7 @@ from typing import Any
 
 #: Changes whenever the model changes results (the portal reuses a stored
 #: result only for the same configuration, partitions and version).
-ENGINE_VERSION = "2.3"
+ENGINE_VERSION = "2.4"
 
 __all__ = ["ENGINE_VERSION", "AppResult", "SimResult"]
 

@@ -9,7 +9,9 @@ a check gives the full evaluation's verdict even when the packet record has
 been overwritten, and a record kept for one packet is never used for the next.
 Since engine 2.3 a check also decides a failure whose lowest cost it knows (a
 changed port undercuts the tied set but cannot take the packet; a wake-up whose
-tied ports stayed busy), with the record a full evaluation would leave.
+tied ports stayed busy), with the record a full evaluation would leave; since
+2.4 also when every tied port got dearer but stays below the bound the record
+keeps on the other candidates (``H_FLOOR``).
 """
 
 from __future__ import annotations
@@ -74,8 +76,10 @@ def _blocked_head() -> tuple[Switch0, int, int]:
 def test_a_failed_full_evaluation_keeps_the_class_and_minimal_ports() -> None:
     sw, a, b = _blocked_head()
     assert sw.head[0, L.H_MIN] == (1 << a) | (1 << b)
-    assert 0 <= sw.head[0, L.H_LO] < sw.head[0, L.H_HI] <= sw.vt
+    vcs = int(sw.head[0, L.H_VCS])
+    assert 0 <= vcs & 0xFFFFFFFF < vcs >> 32 <= sw.vt
     assert sw.head[0, L.H_TIED] == (1 << a) | (1 << b)
+    assert sw.head[0, L.H_FLOOR] == L.NO_COST  # MIN: no candidate outside the tied set
 
 
 def test_a_check_gives_the_full_verdict_without_reading_the_packet() -> None:
@@ -92,14 +96,16 @@ def test_a_kept_record_is_not_used_for_a_head_that_failed_elsewhere() -> None:
     sw.packet(0)
     sw.xout_busy[eject] = T + 9
     assert sw.route(T) == (-1, -1, 0)
-    assert sw.head[0, L.H_LO] == -1
+    assert sw.head[0, L.H_VCS] == -1
     # its check reads the packet again: with its ejection port changed and free it may go
     sw.xout_busy[eject] = T
     assert sw.route(T + 1, changed=1 << eject) == (eject, 0, 0)
 
 
-def _record(sw: Switch0) -> tuple[int, int, int]:
-    return int(sw.head[0, L.H_COST]), int(sw.head[0, L.H_TIED]), int(sw.head[0, L.H_WAKE])
+def _record(sw: Switch0) -> tuple[int, int, int, int]:
+    """What a failure leaves: lowest cost, tied set, wake-up, bound on the others."""
+    h = sw.head[0]
+    return int(h[L.H_COST]), int(h[L.H_TIED]), int(h[L.H_WAKE]), int(h[L.H_FLOOR])
 
 
 def _load(sw: Switch0, port: int, packets: int) -> None:
@@ -125,13 +131,52 @@ def test_a_check_decides_a_cheaper_busy_port_as_a_full_evaluation_would() -> Non
     assert _record(sw) == checked
 
 
-def test_a_check_asks_for_a_full_evaluation_when_every_tied_port_got_dearer() -> None:
-    """The unchanged ports' costs are only known to be above the old lowest cost, so
-    once every tied port is dearer the lowest cost is unknown."""
+def test_a_min_check_decides_when_every_tied_port_got_dearer() -> None:
+    """Engine 2.4: a MIN head has no candidate outside its tied set (the bound is
+    ``NO_COST``), so dearer tied ports still leave the lowest cost known."""
     sw, a, b = _blocked_head()
     _load(sw, a, 1)
-    _load(sw, b, 1)
-    assert sw.route(T + 1, changed=(1 << a) | (1 << b)) == (-2, -1, 0)
+    _load(sw, b, 2)
+    assert sw.route(T + 1, changed=(1 << a) | (1 << b)) == (-1, -1, 0)
+    checked = _record(sw)
+    assert checked[1] == 1 << a
+    assert sw.route(T + 1) == (-1, -1, 0)
+    assert _record(sw) == checked
+
+
+def _blocked_omniwar_head() -> tuple[Switch0, int]:
+    """An Omni-WAR head whose only minimal port ``a`` (one dimension left) is busy
+    until ``T + 9``; its four non-minimal ports are free but cost the deroute penalty."""
+    sw = Switch0("omniwar")
+    target = next(s for s in range(1, 16) if sw.net.coords[s, 1] == sw.net.coords[0, 1])
+    a = int(sw.net.dim_base[0]) + int(sw.net.coords[target, 0]) - 1
+    sw.packet(target * 4)
+    sw.xout_busy[a] = T + 9
+    assert sw.route(T) == (-1, -1, 0)
+    assert sw.head[0, L.H_TIED] == 1 << a
+    assert sw.head[0, L.H_FLOOR] == L.DEROUTE_PENALTY
+    return sw, a
+
+
+def test_an_omniwar_check_decides_a_dearer_tied_port_below_the_bound() -> None:
+    """The other ports cost at least ``H_FLOOR``: a tied port that got dearer but
+    stays below it is still the cheapest, and its failure is certain."""
+    sw, a = _blocked_omniwar_head()
+    packets = (L.DEROUTE_PENALTY - 1) // int(sw.prm[9])  # the most that stays below the bound
+    _load(sw, a, packets)
+    assert sw.route(T + 1, changed=1 << a) == (-1, -1, 0)
+    checked = _record(sw)
+    assert checked == (packets * int(sw.prm[9]), 1 << a, T + 9, L.DEROUTE_PENALTY)
+    assert sw.route(T + 1) == (-1, -1, 0)
+    assert _record(sw) == checked
+
+
+def test_an_omniwar_check_asks_for_a_full_evaluation_at_the_bound() -> None:
+    """At the bound an unchanged port may tie (here four free ones do): in full."""
+    sw, a = _blocked_omniwar_head()
+    _load(sw, a, L.DEROUTE_PENALTY // int(sw.prm[9]))
+    assert sw.route(T + 1, changed=1 << a) == (-2, -1, 0)
+    assert sw.route(T + 1)[0] not in (-1, a)  # a full evaluation takes a deroute
 
 
 def test_at_its_wake_up_a_check_records_the_next_one() -> None:

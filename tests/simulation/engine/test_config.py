@@ -22,7 +22,7 @@ def test_defaults_are_the_study_settings() -> None:
     assert SimConfig(pattern="all2all").kernel_message_packets == 16
     assert (cfg.all2all_schedule, cfg.stencil_wrap, cfg.occupancy, cfg.port_choice) == (
         "rounds", False, "port_vc", "wait")
-    assert ENGINE_VERSION == "2.3"
+    assert ENGINE_VERSION == "2.4"
 
 
 def test_round_trip_through_json() -> None:

@@ -11,7 +11,9 @@ can take it (engine 2.1), again when a stencil's longer side became its
 first coordinate (engine 2.2: only the new non-square stencil case changed),
 and when a check call came to decide the failures whose lowest cost it knows
 (engine 2.3: only the four Omni-WAR cases that wait for the best port changed,
-the draws a failing full evaluation makes being skipped).
+the draws a failing full evaluation makes being skipped), and when it came to
+decide those whose tied ports all got dearer but stay below a bound on the
+others (engine 2.4: the same four cases changed, for the same reason).
 A change that alters the model *on purpose* must re-record the fixture and
 say so; :mod:`test_equivalence` then checks the law against the old engine.
 
