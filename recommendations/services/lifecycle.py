@@ -102,7 +102,7 @@ def _outdated_stand_in(answer: Recommendation) -> bool:
     not the stand-in for the rest of ``CACHE_SECONDS`` (the calibration of a large
     shape may finish within them)."""
     if (answer.method != RecommendationMethod.ANALYTIC or answer.calibration_id is not None
-            or answer.status != RecommendationStatus.READY or not answer.inputs["simulate"]):
+            or answer.status != RecommendationStatus.READY or not answer.inputs.get("simulate")):
         return False
     return calibration.calibrated_answer(answer.machine, answer.pattern, answer.node_count,
                                          answer.inputs["held_fraction"]) is not None
