@@ -31,7 +31,12 @@ Counted per simulated cycle:
   grants; random draws;
 - output-port changes by kind: a credit returned, an output slot freed, a
   packet sent on the link (a downstream credit consumed: it can only raise
-  the port's cost), a grant (an output slot filled).
+  the port's cost), a grant (an output slot filled);
+- what a *link-send rule* would skip (no wake-up for a link send on a port
+  outside the head's tied set, whose cost only rises): the checks whose
+  changed ports all changed by link sends only, and the woken visits in which
+  every head is such a check or certain without one (and how often either
+  mattered: must be 0).
 
 The port-level bound is what a cheap rule could do; the useless share is what
 any rule could do at most.
@@ -60,14 +65,17 @@ COPY_NAME = "hx_counting_engine"
 #: counters after the loop's own ``N_ST`` counters (indices into ``st``)
 COUNTERS = ("switch", "visit", "visit_watch", "visit_useless", "bound_skip", "bound_wrong",
             "check", "check_useless", "full", "full_redo", "full_redo_failed", "new", "wake",
-            "wake_failed", "grant", "touch_credit", "touch_freed", "touch_send", "touch_grant")
+            "wake_failed", "grant", "touch_credit", "touch_freed", "touch_send", "touch_grant",
+            "send_skip", "send_wrong", "visit_send", "visit_send_wrong")
 
-#: the loop's four kinds of output-port change (``_touch`` calls), each counted
+#: the loop's four kinds of output-port change (``_touch`` calls), each counted: its
+#: kind, its switch and local port (as the loop names them there), the call
 _TOUCHES = (
-    ("credit", "                _touch(uo, su, lu, pt, st, port_stamp, swst)\n"),
-    ("freed", "            _touch(go, so, go - so * pt, pt, st, port_stamp, swst)\n"),
-    ("send", "                        _touch(g, s, lp, pt, st, port_stamp, swst)\n"),
-    ("grant", "                    _touch(go, s, olp, pt, st, port_stamp, swst)\n"),
+    ("credit", "su", "lu", "                _touch(uo, su, lu, pt, st, port_stamp, swst)\n"),
+    ("freed", "so", "go - so * pt",
+     "            _touch(go, so, go - so * pt, pt, st, port_stamp, swst)\n"),
+    ("send", "s", "lp", "                        _touch(g, s, lp, pt, st, port_stamp, swst)\n"),
+    ("grant", "s", "olp", "                    _touch(go, s, olp, pt, st, port_stamp, swst)\n"),
 )
 
 _VISIT = """\
@@ -77,6 +85,7 @@ _VISIT_COUNTED = """\
                 _vc_order(vorder, vt, ip[g, IP_RR], rr_alloc, rng)
                 st[N_ST0 + K_VISIT] += 1
                 by_watch = ip[g, IP_WAKE] > t
+                all_send = True  # every head looked at is one the link-send rule skips
                 useful = False
                 bound_skip = False
                 if by_watch:
@@ -91,13 +100,16 @@ _HEAD = """\
 """
 _HEAD_COUNTED = """\
                     timed = False
+                    send_only = False
                     if he < 0:
                         useful = True
+                        all_send = False
                         st[N_ST0 + K_NEW] += 1
                     if he >= 0:
                         timed = t >= head[ivc, H_WAKE]
                         if timed:
                             useful = True
+                            all_send = False
                             st[N_ST0 + K_WAKE] += 1
 """
 _ROUTE = """\
@@ -139,6 +151,12 @@ _ROUTED_COUNTED = """\
                         st[N_ST0 + K_FULL] += 1
                     if olp >= 0:
                         st[N_ST0 + K_GRANT] += 1
+                    if send_only:
+                        st[N_ST0 + K_SEND_SKIP] += 1
+                        if not (olp == -1 and is_check and head[ivc, H_TIED] == tied0):
+                            st[N_ST0 + K_SEND_WRONG] += 1
+                    else:
+                        all_send = False
 """
 _VISITED = """\
                 ip[g, IP_WAKE] = w_g
@@ -147,6 +165,10 @@ _VISITED = """\
 _VISITED_COUNTED = """\
                 if by_watch and not useful:
                     st[N_ST0 + K_VISIT_USELESS] += 1
+                if by_watch and all_send:
+                    st[N_ST0 + K_VISIT_SEND] += 1
+                    if useful:
+                        st[N_ST0 + K_VISIT_SEND_WRONG] += 1
                 if bound_skip:
                     st[N_ST0 + K_BOUND_SKIP] += 1
                     if useful:
@@ -160,6 +182,22 @@ _SWITCH = """\
 _SWITCH_COUNTED = """\
             chg = swst[s, SW_CHG]
             st[N_ST0 + K_SWITCH] += 1
+            nchg = swst[s, SW_NSEND]
+            swst[s, SW_NSEND] = 0
+"""
+# The link-send rule (counted, not built): a head skips a check whose changed ports
+# are outside its tied set and changed by link sends only (their costs only rose).
+_N_SW = "N_SW = 9\n"
+_N_SW_COUNTED = ("SW_NSEND = 9  # ports changed by other than a link send since the last "
+                 "allocation\nN_SW = 10\n")
+_CM = """\
+                                    cm = head[ivc, H_WATCH] & (chg | swst[s, SW_CHG])
+"""
+_CM_COUNTED = """\
+                                    cm = head[ivc, H_WATCH] & (chg | swst[s, SW_CHG])
+                                    send_only = (not timed and cm != 0
+                                                 and (cm & head[ivc, H_TIED]) == 0
+                                                 and (cm & (nchg | swst[s, SW_NSEND])) == 0)
 """
 _N_ST = "N_ST = 16\n"
 _DRAW = """\
@@ -228,10 +266,14 @@ def counting_sources(loop: str, rng: str, simulator: str) -> tuple[str, str, str
                      (_ROUTED, _ROUTED_COUNTED), (_VISITED, _VISITED_COUNTED),
                      (_SWITCH, _SWITCH_COUNTED), (_DRAW, _DRAW_COUNTED)):
         loop = _replace_once(loop, old, new, "loop.py")
-    for kind, call in _TOUCHES:
+    for kind, switch, local, call in _TOUCHES:
         indent = call[: len(call) - len(call.lstrip())]
-        loop = _replace_once(loop, call, f"{call}{indent}st[N_ST0 + K_TOUCH_{kind.upper()}] += 1\n",
-                             f"loop.py _touch ({kind})")
+        counted = f"{call}{indent}st[N_ST0 + K_TOUCH_{kind.upper()}] += 1\n"
+        if kind != "send":  # a change that may lower a cost or free a slot
+            counted += f"{indent}swst[{switch}, SW_NSEND] |= _bit({local}, pt)\n"
+        loop = _replace_once(loop, call, counted, f"loop.py _touch ({kind})")
+    for old, new in ((_N_SW, _N_SW_COUNTED), (_CM, _CM_COUNTED)):
+        loop = _replace_once(loop, old, new, "loop.py (link-send rule)")
     loop += _BOUND
     rng = _replace_once(rng, "return np.array([val], dtype=np.uint64)",
                         "return np.array([val, 0], dtype=np.uint64)", "rng.py")
@@ -287,7 +329,10 @@ class Counts(NamedTuple):
             f"{pc('grant'):.1f} grants; {self.draws / max(self.cycles, 1):.0f} random draws; "
             f"output-port changes: {pc('touch_credit'):.1f} credits returned, "
             f"{pc('touch_freed'):.1f} slots freed, {pc('touch_send'):.1f} link sends, "
-            f"{pc('touch_grant'):.1f} grants")
+            f"{pc('touch_grant'):.1f} grants; a link-send rule (no wake-up for a link send on "
+            f"a port outside the tied set) skips {pc('send_skip'):.1f} checks (wrongly "
+            f"{v['send_wrong']} times) and {pc('visit_send'):.1f} woken visits (wrongly "
+            f"{v['visit_send_wrong']} times)")
 
 
 def count_row(copy, engine, row: str, cycles: int, big_cycles: int) -> Counts:

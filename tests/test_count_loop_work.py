@@ -78,3 +78,4 @@ def test_the_counting_copy_runs_as_the_engine_does(tool: ModuleType, tmp_path: P
     assert v["bound_wrong"] == 0  # the bound never skips a visit that mattered
     assert v["touch_grant"] == v["grant"]  # every grant changes its output port once
     assert v["touch_send"] > 0 and v["touch_credit"] > 0 and v["touch_freed"] > 0
+    assert v["send_wrong"] == v["visit_send_wrong"] == 0  # the counted rule is exact
