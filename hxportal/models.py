@@ -24,6 +24,12 @@ class User(AbstractUser):
     def has_role(self, role: str) -> bool:
         return role_at_least(self, role)
 
+    @property
+    def effective_role(self) -> str:
+        """The role the portal grants: a superuser may do everything an admin may,
+        whatever ``role`` holds (``manage.py createsuperuser`` leaves it at viewer)."""
+        return Role.ADMIN.value if self.is_superuser else self.role
+
 
 class TokenScope(models.TextChoices):
     ALL = "all", "Everything the user's role allows"

@@ -115,3 +115,17 @@ def test_read_only_token_cannot_write(users, machine):
 def test_benchmark_scoped_token_cannot_read_inventory(users):
     _, key = ApiToken.issue(users["operator"], scope=TokenScope.BENCHMARKS)
     assert _client(key).get("/api/v1/machines/").status_code == 403
+
+
+def test_the_header_names_the_role_the_portal_grants(make_user):
+    """A superuser made by ``createsuperuser`` keeps the default role field (viewer) but
+    may do what an admin may: the header says admin, not viewer."""
+    root = make_user("root", "viewer", password="pw-root-12345")
+    root.is_superuser = True
+    root.save()
+    client = Client()
+    client.force_login(root)
+    assert "root (admin)" in client.get("/").content.decode()
+    make_user("vera", "viewer", password="pw-vera-12345")
+    client.force_login(root.__class__.objects.get(username="vera"))
+    assert "vera (viewer)" in client.get("/").content.decode()
