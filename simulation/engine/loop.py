@@ -327,9 +327,62 @@ def _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc):
     return t
 
 
+@njit(cache=True, inline="always")
+def _wake_at(xw, go, v, t, out_used, xout_busy, vt, bout, xb_vc):
+    """:func:`_cand_wake` from a known busy-until cycle ``xw`` (memo or
+    fallback path), or read afresh where ``xw`` is -1."""
+    if xw < 0:
+        return _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc)
+    return xw if xw > t else t
+
+
+# columns of the candidate memo ``memo`` (row ``go * vt + lo``: output port ``go``
+# for the VC class starting at ``lo``; see :func:`_port_choice`)
+M_STAMP = 0  # ``port_stamp[go]`` when the row was written; -1: never written
+M_VHI = 1  # the VC chosen | the class's end ``hi`` << 16
+M_OCC = 2  # that VC's occupancy (plus the port's, under ``PRM_OCCUPANCY``)
+M_XW = 3  # its crossbar output's busy-until cycle, or NEVER if the VC is full
+N_M = 4
+
+
+@njit(cache=True, inline="always")
+def _port_choice(go, lo, hi, out_used, xout_busy, vt, bout, xb_vc, out_down_in, credits,
+                 bin_cap, port_occ, port_vc, port_stamp, memo):
+    """``(vc, occupancy, busy_until)`` of candidate port ``go`` for the VCs
+    ``[lo, hi)``: the VC with most free output slots (full ones compete too),
+    its occupancy (its slots in use and the downstream input slots not yet
+    credited back, plus the whole port's under ``port_vc``), and the cycle its
+    crossbar output frees (never if that VC is full): the candidate can take
+    a packet at ``t`` iff ``busy_until <= t``.
+
+    Why a memo: they are functions of the port's state, which changes only
+    where ``port_stamp[go]`` moves on, and under Omni-WAR interference a
+    switch's blocked heads (up to 88 on an 8 x 8 machine) recompute the same
+    few changed ports in every check and full evaluation.  A row is reused
+    while the port's stamp is the one it was written at, so the values are
+    the recomputed ones, bit for bit.  ``memo`` with one row disables it.
+    """
+    on = memo.shape[0] > 1
+    k = go * vt + lo
+    if on and memo[k, M_STAMP] == port_stamp[go] and (memo[k, M_VHI] >> 16) == hi:
+        return memo[k, M_VHI] & 0xFFFF, memo[k, M_OCC], memo[k, M_XW]
+    v = best_vc(go, lo, hi, out_used, vt, bout + 1)  # full VCs compete too
+    u = out_used[go * vt + v]
+    occ = np.int64(u + bin_cap - credits[out_down_in[go] * vt + v])
+    if port_vc:  # the whole port's load (every VC), as the study's router adds
+        occ += port_occ[go]
+    xw = NEVER if u >= bout else xout_busy[_xo(go, v, vt, xb_vc)]
+    if on:
+        memo[k, M_STAMP] = port_stamp[go]
+        memo[k, M_VHI] = v | (hi << 16)
+        memo[k, M_OCC] = occ
+        memo[k, M_XW] = xw
+    return v, occ, xw
+
+
 @njit(cache=True, inline="always", error_model="numpy")
 def _check_tied(sw, t, out_used, xout_busy, prm, out_down_in, credits, bin_cap, head, ivc,
-                port_occ, cm):
+                port_occ, cm, port_stamp, memo):
     """Check call of a MIN / Omni-WAR head on a switch of <= 64 ports (see :func:`route`).
 
     ``cm`` names the candidates to recompute: those whose port changed since
@@ -372,6 +425,7 @@ def _check_tied(sw, t, out_used, xout_busy, prm, out_down_in, credits, bin_cap, 
     hi = vcs >> VCS_SHIFT
     minimal = head[ivc, H_MIN]
     floor = head[ivc, H_FLOOR]  # unchanged ports outside the tied set cost at least this
+    memo_on = memo.shape[0] > 1
     keep = head[ivc, H_TIED] & ~cm  # unchanged tied ports: cost b_cost, still unavailable
     b_cost = head[ivc, H_COST]
     best = b_cost if keep != 0 else NO_COST
@@ -385,17 +439,26 @@ def _check_tied(sw, t, out_used, xout_busy, prm, out_down_in, credits, bin_cap, 
         lp = _ctz(m)
         m &= m - 1
         go = g0 + lp
-        v = best_vc(go, lo, hi, out_used, vt, bout + 1)  # full VCs compete too
-        occ = out_used[go * vt + v] + bin_cap - credits[out_down_in[go] * vt + v]
-        if port_vc:
-            occ += port_occ[go]
-        cost = np.int64(occ) * phits
+        if memo_on:
+            v, occ, xw = _port_choice(go, lo, hi, out_used, xout_busy, vt, bout, xb_vc,
+                                      out_down_in, credits, bin_cap, port_occ, port_vc,
+                                      port_stamp, memo)
+        else:
+            v = best_vc(go, lo, hi, out_used, vt, bout + 1)  # full VCs compete too
+            occ = np.int64(out_used[go * vt + v] + bin_cap - credits[out_down_in[go] * vt + v])
+            if port_vc:
+                occ += port_occ[go]
+            xw = np.int64(-1)  # read below, once it matters
+        cost = occ * phits
         if (minimal >> lp) & 1 == 0:
             cost += DEROUTE_PENALTY
         if cost > best:
             new_floor = min(new_floor, cost)
             continue
-        w = _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc)
+        if memo_on:
+            w = xw if xw > t else t
+        else:
+            w = _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc)
         if cost < best:
             new_floor = min(new_floor, best)  # the set so far leaves the tied set
             best = cost
@@ -420,7 +483,7 @@ def _check_tied(sw, t, out_used, xout_busy, prm, out_down_in, credits, bin_cap, 
 @njit(cache=True, inline="always", error_model="numpy")
 def route(
     sw, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm, out_down_in, credits, bin_cap,
-    head, ivc, port_stamp, port_occ, cm,
+    head, ivc, port_stamp, port_occ, cm, memo,
 ):  # fmt: skip
     """Choose ``(out_local_port, vc, deroute)`` for packet ``p`` at switch ``sw``.
 
@@ -486,7 +549,7 @@ def route(
     evt = head[ivc, H_EVT]
     if evt >= 0 and head[ivc, H_VCS] >= 0:
         return _check_tied(sw, t, out_used, xout_busy, prm, out_down_in, credits, bin_cap, head,
-                           ivc, port_occ, cm)
+                           ivc, port_occ, cm, port_stamp, memo)
     base = pk[p, F_VCSET] * v_set
     dst = pk[p, F_DST]
     dsw = dst // c
@@ -574,6 +637,7 @@ def route(
     fallback = prm[PRM_CHOICE] == 1
     # sleeping-head bookkeeping (see the docstring); masks need pn <= 64
     masks = pn <= 64
+    memo_on = memo.shape[0] > 1
     tied = head[ivc, H_TIED]
     b_cost = head[ivc, H_COST]
     n_tied = 0
@@ -611,31 +675,44 @@ def route(
                     redo = True
                     break
                 changed |= np.int64(1) << lp
-            if fallback and xb_vc:
-                v = _free_vc(go, lo, hi, out_used, xout_busy, vt, bout, t)
-                if v < 0:  # every VC with room is being fed (or none has room)
-                    wake = min(wake, _busy_wake(go, lo, hi, out_used, xout_busy, vt, bout, xb_vc))
-                    continue
-            elif fallback:
-                if xout_busy[go] > t:
-                    wake = min(wake, _busy_wake(go, lo, hi, out_used, xout_busy, vt, bout, xb_vc))
-                    continue
-                v = best_vc(go, lo, hi, out_used, vt, bout)  # only VCs with room
-                if v < 0:
-                    continue
+            if fallback:
+                if xb_vc:
+                    v = _free_vc(go, lo, hi, out_used, xout_busy, vt, bout, t)
+                    if v < 0:  # every VC with room is being fed (or none has room)
+                        wake = min(wake, _busy_wake(go, lo, hi, out_used, xout_busy, vt, bout,
+                                                    xb_vc))
+                        continue
+                else:
+                    if xout_busy[go] > t:
+                        wake = min(wake, _busy_wake(go, lo, hi, out_used, xout_busy, vt, bout,
+                                                    xb_vc))
+                        continue
+                    v = best_vc(go, lo, hi, out_used, vt, bout)  # only VCs with room
+                    if v < 0:
+                        continue
+                down = out_down_in[go] * vt
+                occ = np.int64(out_used[go * vt + v] + bin_cap - credits[down + v])
+                if port_vc:  # the whole port's load (every VC), as the study's router adds
+                    occ += port_occ[go]
+                xw = t  # it can take the packet now (checked above)
+            elif memo_on:
+                v, occ, xw = _port_choice(go, lo, hi, out_used, xout_busy, vt, bout, xb_vc,
+                                          out_down_in, credits, bin_cap, port_occ, port_vc,
+                                          port_stamp, memo)
             else:
                 v = best_vc(go, lo, hi, out_used, vt, bout + 1)  # full VCs compete too
-            down = out_down_in[go] * vt
-            occ = out_used[go * vt + v] + bin_cap - credits[down + v]
-            if port_vc:  # the whole port's load (every VC), as the study's router adds
-                occ += port_occ[go]
-            cost = np.int64(occ) * phits
+                down = out_down_in[go] * vt
+                occ = np.int64(out_used[go * vt + v] + bin_cap - credits[down + v])
+                if port_vc:
+                    occ += port_occ[go]
+                xw = np.int64(-1)  # read once it matters (``_cand_wake``)
+            cost = occ * phits
             der = 0
             if o != tport:
                 cost += DEROUTE_PENALTY
                 der = 1
             if chk:  # a changed candidate: does it beat or join the tied set?
-                w = _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc)
+                w = _wake_at(xw, go, v, t, out_used, xout_busy, vt, bout, xb_vc)
                 if cost < b_cost or (cost == b_cost and w <= t):
                     redo = True
                     break
@@ -647,7 +724,7 @@ def route(
             if cost > best_cost:
                 floor = min(floor, cost)
                 continue
-            w = _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc)
+            w = _wake_at(xw, go, v, t, out_used, xout_busy, vt, bout, xb_vc)
             if cost < best_cost:  # a new lowest cost: the tied set starts again
                 floor = min(floor, best_cost)
                 best_cost = cost
@@ -920,6 +997,7 @@ def run_cycles(
     link_wake,
     swst,
     port_occ,
+    memo,
     # endpoints
     src_q,
     src_h,
@@ -1456,6 +1534,7 @@ def run_cycles(
                         olp, ov, der = route(
                             s, p, t, pk, coords, dim_base, out_used, xout_busy, rng, prm,
                             out_down_in, credits, bin_cap, head, ivc, port_stamp, port_occ, cm,
+                            memo,
                         )
                         if olp != -2:
                             break

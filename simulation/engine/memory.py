@@ -215,6 +215,8 @@ def estimate_memory(config: SimConfig) -> MemoryEstimate:
     # ``crossbar: vc``: the crossbar's busy-until cycles and its wheel per VC, not per port
     crossbar_slots = vcs if config.crossbar == "vc" else ports
     per_vc_crossbar = (crossbar_slots - ports) * (2 * I64 + wheel * I32)
+    # the loop's memo of candidate ports, one row per VC, kept under Omni-WAR only
+    memo = vcs * L.N_M * I64 if config.routing == "omniwar" else 0
     parts = (
         MemoryPart("input buffers", vcs * config.input_buffer_packets * I32,
                    ("input_buffer_packets",)),
@@ -227,7 +229,7 @@ def estimate_memory(config: SimConfig) -> MemoryEstimate:
                    ("packet_phits", "link_latency")),
         MemoryPart("ports and VCs", vcs * VC_STATE + ports * PORT_STATE
                    + endpoints * ENDPOINT_STATE + config.switches * L.N_SW * I64
-                   + per_vc_crossbar, (*shape, "vcs")),
+                   + per_vc_crossbar + memo, (*shape, "vcs")),
         MemoryPart("ranks", ranks * (RANK_STATE + messages * MESSAGE_KEPT
                                      + steps * STEP_KEPT), ("ranks",)),
         MemoryPart("fixed", FIXED, ()),

@@ -173,6 +173,7 @@ def _network_state(config: SimConfig, net: Network, vt: int, rank_ep: np.ndarray
         swst=_switch_table(net.switches),
         # per output port: sum over its VCs of out_used + (bin_cap - credits)
         port_occ=z(n_ports),
+        memo=_candidate_memo(config, nvc),
         src_q=np.zeros((n_ep, config.source_queue_packets), i32),
         src_h=z(n_ep),
         src_n=z(n_ep),
@@ -187,6 +188,15 @@ def _network_state(config: SimConfig, net: Network, vt: int, rank_ep: np.ndarray
         visit=np.empty(net.ports_per_switch, i64),
         vorder=np.empty(vt, i64),
     )
+
+
+def _candidate_memo(config: SimConfig, nvc: int) -> np.ndarray:
+    """The loop's memo of candidate ports (``loop.M_*``; see ``loop._port_choice``),
+    kept under Omni-WAR only, whose heads recompute the same ports many times
+    (a MIN head has one candidate per dimension: one row, which disables it)."""
+    memo = np.zeros((nvc if config.routing == "omniwar" else 1, L.N_M), np.int64)
+    memo[:, L.M_STAMP] = -1
+    return memo
 
 
 def _rank_state(tr: TrafficTables, n_apps: int) -> dict:
@@ -266,7 +276,7 @@ def _call_loop(
         s["out_q"], s["oq"], s["out_port_n"],
         s["out_used"], s["xout_busy"], s["link_busy"],
         s["out_rr"], s["link_phits"], s["port_stamp"], s["link_wake"],
-        s["swst"], s["port_occ"],
+        s["swst"], s["port_occ"], s["memo"],
         s["src_q"], s["src_h"], s["src_n"], s["src_bits"], s["inj_busy"], s["ep_rank"],
         s["cwheel"], s["cwheel_n"], s["sfifo"], s["dfifo"],
         tr.app_kind, tr.app_prob, tr.app_rank0, tr.app_nranks, tr.app_vcset,

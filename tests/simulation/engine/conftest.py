@@ -54,5 +54,6 @@ def route_at_switch_0(crossbar: str, dst: int, busy: dict[tuple[int, int], int],
         new_state(1) if rng is None else rng, prm, net.out_down_in,
         np.full(nvc, cfg.input_buffer_packets, np.int32), cfg.input_buffer_packets, head, 0,
         np.zeros(net.ports, np.int64), np.zeros(net.ports, np.int32), np.int64(0),
+        np.full((1, L.N_M), -1, np.int64),
     )  # fmt: skip
     return tuple(int(x) for x in got), int(head[0, L.H_WAKE])

@@ -56,7 +56,7 @@ class Switch0:
             0, 0, t, self.pk, self.net.coords, self.net.dim_base, self.out_used,
             self.xout_busy, new_state(1), self.prm, self.net.out_down_in, self.credits,
             self.cap, self.head, 0, stamp, np.zeros(self.net.ports, np.int32),
-            np.int64(changed),
+            np.int64(changed), np.full((1, L.N_M), -1, np.int64),
         )  # fmt: skip
         return tuple(int(x) for x in got)
 
