@@ -328,9 +328,21 @@ def _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc):
 
 
 @njit(cache=True, inline="always")
+def _occupancy(go, v, out_used, credits, out_down_in, bin_cap, port_occ, vt, port_vc):
+    """What a candidate's cost counts of VC ``v`` of output port ``go``: its
+    output slots in use and the downstream input slots not yet credited back,
+    plus the whole port's (every VC) under ``port_vc``, as the study's router adds."""
+    occ = np.int64(out_used[go * vt + v] + bin_cap - credits[out_down_in[go] * vt + v])
+    if port_vc:
+        occ += port_occ[go]
+    return occ
+
+
+@njit(cache=True, inline="always")
 def _wake_at(xw, go, v, t, out_used, xout_busy, vt, bout, xb_vc):
-    """:func:`_cand_wake` from a known busy-until cycle ``xw`` (memo or
-    fallback path), or read afresh where ``xw`` is -1."""
+    """:func:`_cand_wake` from a known busy-until cycle ``xw`` (never if the VC
+    is full; from the memo, or ``t`` on the fallback path, which checked it),
+    or read afresh where ``xw`` is -1."""
     if xw < 0:
         return _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc)
     return xw if xw > t else t
@@ -367,11 +379,8 @@ def _port_choice(go, lo, hi, out_used, xout_busy, vt, bout, xb_vc, out_down_in, 
     if on and memo[k, M_STAMP] == port_stamp[go] and (memo[k, M_VHI] >> 16) == hi:
         return memo[k, M_VHI] & 0xFFFF, memo[k, M_OCC], memo[k, M_XW]
     v = best_vc(go, lo, hi, out_used, vt, bout + 1)  # full VCs compete too
-    u = out_used[go * vt + v]
-    occ = np.int64(u + bin_cap - credits[out_down_in[go] * vt + v])
-    if port_vc:  # the whole port's load (every VC), as the study's router adds
-        occ += port_occ[go]
-    xw = NEVER if u >= bout else xout_busy[_xo(go, v, vt, xb_vc)]
+    occ = _occupancy(go, v, out_used, credits, out_down_in, bin_cap, port_occ, vt, port_vc)
+    xw = NEVER if out_used[go * vt + v] >= bout else xout_busy[_xo(go, v, vt, xb_vc)]
     if on:
         memo[k, M_STAMP] = port_stamp[go]
         memo[k, M_VHI] = v | (hi << 16)
@@ -445,9 +454,8 @@ def _check_tied(sw, t, out_used, xout_busy, prm, out_down_in, credits, bin_cap, 
                                       port_stamp, memo)
         else:
             v = best_vc(go, lo, hi, out_used, vt, bout + 1)  # full VCs compete too
-            occ = np.int64(out_used[go * vt + v] + bin_cap - credits[out_down_in[go] * vt + v])
-            if port_vc:
-                occ += port_occ[go]
+            occ = _occupancy(go, v, out_used, credits, out_down_in, bin_cap, port_occ, vt,
+                             port_vc)
             xw = np.int64(-1)  # read below, once it matters
         cost = occ * phits
         if (minimal >> lp) & 1 == 0:
@@ -455,10 +463,7 @@ def _check_tied(sw, t, out_used, xout_busy, prm, out_down_in, credits, bin_cap, 
         if cost > best:
             new_floor = min(new_floor, cost)
             continue
-        if memo_on:
-            w = xw if xw > t else t
-        else:
-            w = _cand_wake(go, v, t, out_used, xout_busy, vt, bout, xb_vc)
+        w = _wake_at(xw, go, v, t, out_used, xout_busy, vt, bout, xb_vc)
         if cost < best:
             new_floor = min(new_floor, best)  # the set so far leaves the tied set
             best = cost
@@ -690,10 +695,8 @@ def route(
                     v = best_vc(go, lo, hi, out_used, vt, bout)  # only VCs with room
                     if v < 0:
                         continue
-                down = out_down_in[go] * vt
-                occ = np.int64(out_used[go * vt + v] + bin_cap - credits[down + v])
-                if port_vc:  # the whole port's load (every VC), as the study's router adds
-                    occ += port_occ[go]
+                occ = _occupancy(go, v, out_used, credits, out_down_in, bin_cap, port_occ, vt,
+                                 port_vc)
                 xw = t  # it can take the packet now (checked above)
             elif memo_on:
                 v, occ, xw = _port_choice(go, lo, hi, out_used, xout_busy, vt, bout, xb_vc,
@@ -701,11 +704,9 @@ def route(
                                           port_stamp, memo)
             else:
                 v = best_vc(go, lo, hi, out_used, vt, bout + 1)  # full VCs compete too
-                down = out_down_in[go] * vt
-                occ = np.int64(out_used[go * vt + v] + bin_cap - credits[down + v])
-                if port_vc:
-                    occ += port_occ[go]
-                xw = np.int64(-1)  # read once it matters (``_cand_wake``)
+                occ = _occupancy(go, v, out_used, credits, out_down_in, bin_cap, port_occ, vt,
+                                 port_vc)
+                xw = np.int64(-1)  # read once it matters (``_wake_at``)
             cost = occ * phits
             der = 0
             if o != tport:
