@@ -7,6 +7,12 @@ import sys
 
 
 def main() -> None:
+    # Django's set-up creates some 100,000 objects that live as long as the process
+    # (models, URL patterns, numba's typing tables); at the default threshold of 700
+    # allocations the young generation is collected about 400 times on the way, 0.19 s
+    # of a short command such as ``hx_simulate`` for nothing freed. Collecting every
+    # 20,000 allocations instead ran it 0.96x the wall time (README "Speed").
+    gc.set_threshold(20_000)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hxportal.settings.local")
     from django.core.management import execute_from_command_line
 

@@ -24,7 +24,7 @@ Every simulation is cached on disk (``--cache``), so a rerun only reports, and a
 interrupted run keeps what finished. ``--no-run`` reports the cases already cached.
 
 Usage: .venv/bin/python benchmarks/calibration_agreement.py [--processes 2]
-       [--cases16 512@0.5,256@0.5] [--only8 | --only16] [--seeds16 0,1]
+       [--cases16 512@0.5,256@0.5] [--only8 | --only16] [--seeds16 0,1] [--seeds8 0,1]
        [--pattern all2all] [--no-run]
 """
 
@@ -73,10 +73,11 @@ def _cases(shape: MachineShape, spec: str | None) -> list[tuple[int, float]]:
 
 
 def _needed_points(shape: MachineShape, pattern: str, cases: list[tuple[int, float]],
-                   all_sizes: bool):
-    """Grid points a table answering ``cases`` reads (every default size if ``all_sizes``)."""
+                   all_sizes: bool, seeds: tuple[int, ...] = SEEDS):
+    """Grid points a table answering ``cases`` reads (every default size if ``all_sizes``),
+    at calibration seeds ``seeds`` (the portal's grid: ``SEEDS``)."""
     loads = tuple(sorted({u for _, u in cases}))
-    grid = default_grid(shape, patterns=(pattern,), loads=loads)
+    grid = default_grid(shape, patterns=(pattern,), loads=loads, seeds=seeds)
     points = grid_points(grid, shape)
     if all_sizes:
         return points
@@ -91,11 +92,13 @@ def _needed_points(shape: MachineShape, pattern: str, cases: list[tuple[int, flo
 
 
 def plan(pattern: str, cases16: str, only8: bool, seeds16: tuple[int, ...] = SEEDS,
-         big_first: bool = False, only16: bool = False) -> tuple[list[tuple], list[Task]]:
+         big_first: bool = False, only16: bool = False,
+         seeds8: tuple[int, ...] = SEEDS) -> tuple[list[tuple], list[Task]]:
     """(cases, tasks in the order to run: 8x8 first, then each 16x16 case with its points).
-    ``seeds16``: the seeds of the 16x16 runs (live engine seeds and calibration seeds)."""
+    ``seeds16``, ``seeds8``: the seeds of each shape's runs (live engine seeds and
+    calibration seeds; the portal uses ``SEEDS`` for both)."""
     cases, tasks = [], []
-    shapes = ([] if only16 else [(SHAPE_8, None, True, SEEDS)]) + (
+    shapes = ([] if only16 else [(SHAPE_8, None, True, seeds8)]) + (
         [] if only8 else [(SHAPE_16, cases16, False, seeds16)])
     if big_first:
         shapes.reverse()
@@ -106,8 +109,7 @@ def plan(pattern: str, cases16: str, only8: bool, seeds16: tuple[int, ...] = SEE
                 for u in synthetic}
         seen: set[str] = set()
         for n, u in shape_cases:  # each case's calibration points, then its live runs
-            points = [p for p in _needed_points(shape, pattern, [(n, u)], all_sizes)
-                      if p.seed in seeds]
+            points = _needed_points(shape, pattern, [(n, u)], all_sizes, seeds)
             case_tasks = [t for p in points if (t := point_task(shape, p, synthetic[u]))]
             case_live = live_tasks(shape, pattern, n, live[u], ONLINE_POLICIES, seeds,
                                    ("live", shape_label(shape), n, u))
@@ -209,14 +211,18 @@ def main() -> None:
     parser.add_argument("--only16", action="store_true", help="the 16x16 cases only")
     parser.add_argument("--seeds16", default="0,1",
                         help="seeds of the 16x16 runs (the portal's are 0,1; 0 halves the cost)")
+    parser.add_argument("--seeds8", default="0,1",
+                        help="seeds of the 8x8 runs (more than the portal's 0,1: is a coin "
+                             "toss between two policies settled by more seeds?)")
     parser.add_argument("--big-first", action="store_true", help="run the 16x16 cases first")
     parser.add_argument("--no-run", action="store_true", help="report what is cached")
     parser.add_argument("--cache", type=Path, default=default_cache_dir())
     args = parser.parse_args()
     setup_django()
     seeds16 = tuple(int(x) for x in args.seeds16.split(","))
+    seeds8 = tuple(int(x) for x in args.seeds8.split(","))
     cases, tasks = plan(args.pattern, args.cases16, args.only8, seeds16,
-                        args.big_first, args.only16)
+                        args.big_first, args.only16, seeds8)
     todo = [t for t in tasks if cached(args.cache, t) is None]
     print(f"# {len(tasks)} simulations, {len(tasks) - len(todo)} cached, {len(todo)} to run "
           f"on {args.processes} processes (load average {os.getloadavg()[0]:.2f})",
@@ -235,7 +241,7 @@ def main() -> None:
             missing.append(f"{shape_label(case[0])} {case[1]} nodes at {case[2]:.0%}")
         else:
             rows.append(row)
-    print(f"# pattern {args.pattern}; seeds {SEEDS} (16x16: {seeds16}); live occupancy seed "
+    print(f"# pattern {args.pattern}; seeds {seeds8} (16x16: {seeds16}); live occupancy seed "
           f"{LIVE_SEED} (+100 x load + nodes); "
           f"{sum(r['seconds'] for r in rows):.0f} s of simulation in the cases reported")
     report(rows, missing)
