@@ -1,0 +1,42 @@
+"""benchmarks/calibration_agreement.py: each shape's cases get the seeds asked for,
+for the live runs and the calibration points alike (``--seeds8``, ``--seeds16``).
+Only the plan is built here; nothing is simulated."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import pytest
+
+from tests.benchmark_scripts import BENCHMARKS, load_benchmark
+
+
+@pytest.fixture(scope="module")
+def agreement() -> ModuleType:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.syspath_prepend(str(BENCHMARKS))  # the script imports its sibling _calibration_runs
+        return load_benchmark("calibration_agreement")
+
+
+def _seeds(runs: list) -> set[int]:
+    return {t.label[-1] for t in runs}
+
+
+def test_each_shape_takes_its_own_seeds(agreement: ModuleType) -> None:
+    cases, tasks = agreement.plan("all2all", "64@0.5", only8=False, seeds16=(0,),
+                                  seeds8=(0, 1, 2))
+    by_shape: dict[str, list] = {}
+    for shape, _n, _u, points, live in cases:
+        assert points and live
+        by_shape.setdefault(agreement.shape_label(shape), []).append(
+            (_seeds(points), _seeds(live)))
+    assert by_shape["8x8 c=8"] == [({0, 1, 2}, {0, 1, 2})] * 9  # the whole matrix
+    assert by_shape["16x16 c=16"] == [({0}, {0})]
+    assert len({t.key for t in tasks}) == len(tasks)  # every run once
+
+
+def test_the_portals_seeds_by_default(agreement: ModuleType) -> None:
+    cases, _ = agreement.plan("all2all", "64@0.5", only8=True)
+    assert cases
+    for _shape, _n, _u, points, live in cases:
+        assert _seeds(points) == _seeds(live) == set(agreement.SEEDS)
