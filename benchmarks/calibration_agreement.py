@@ -25,7 +25,7 @@ interrupted run keeps what finished. ``--no-run`` reports the cases already cach
 
 Usage: .venv/bin/python benchmarks/calibration_agreement.py [--processes 2]
        [--cases16 512@0.5,256@0.5] [--only8 | --only16] [--seeds16 0,1] [--seeds8 0,1]
-       [--pattern all2all] [--no-run]
+       [--synthetic contiguous|fragmented] [--pattern all2all] [--no-run]
 """
 
 from __future__ import annotations
@@ -62,6 +62,9 @@ LOADS = (0.0, 0.5, 0.75)
 SIZES = (64, 128, 256, 512, 1024)
 #: Seed of the live occupancy (per shape and load: a different machine each).
 LIVE_SEED = 19
+#: Seed of the calibration's machine under ``--synthetic fragmented``: another machine of
+#: the live kind, never the one the live runs see.
+FRAGMENTED_SEED = 7
 
 
 def _cases(shape: MachineShape, spec: str | None) -> list[tuple[int, float]]:
@@ -93,10 +96,13 @@ def _needed_points(shape: MachineShape, pattern: str, cases: list[tuple[int, flo
 
 def plan(pattern: str, cases16: str, only8: bool, seeds16: tuple[int, ...] = SEEDS,
          big_first: bool = False, only16: bool = False,
-         seeds8: tuple[int, ...] = SEEDS) -> tuple[list[tuple], list[Task]]:
+         seeds8: tuple[int, ...] = SEEDS,
+         synthetic_kind: str = "contiguous") -> tuple[list[tuple], list[Task]]:
     """(cases, tasks in the order to run: 8x8 first, then each 16x16 case with its points).
     ``seeds16``, ``seeds8``: the seeds of each shape's runs (live engine seeds and
-    calibration seeds; the portal uses ``SEEDS`` for both)."""
+    calibration seeds; the portal uses ``SEEDS`` for both). ``synthetic_kind``: the
+    machine the calibration points run on, the portal's ``contiguous`` one or, as a
+    what-if, a ``fragmented`` one made like the live machines with another seed."""
     cases, tasks = [], []
     shapes = ([] if only16 else [(SHAPE_8, None, True, seeds8)]) + (
         [] if only8 else [(SHAPE_16, cases16, False, seeds16)])
@@ -104,7 +110,11 @@ def plan(pattern: str, cases16: str, only8: bool, seeds16: tuple[int, ...] = SEE
         shapes.reverse()
     for shape, spec, all_sizes, seeds in shapes:
         shape_cases = _cases(shape, spec)
-        synthetic = {u: synthetic_occupancy(shape, u) for u in {u for _, u in shape_cases}}
+        loads = {u for _, u in shape_cases}
+        synthetic = ({u: synthetic_occupancy(shape, u) for u in loads}
+                     if synthetic_kind == "contiguous" else
+                     {u: live_occupancy(shape, u, FRAGMENTED_SEED + int(100 * u)
+                                        + shape.node_count) for u in loads})
         live = {u: live_occupancy(shape, u, LIVE_SEED + int(100 * u) + shape.node_count)
                 for u in synthetic}
         seen: set[str] = set()
@@ -214,6 +224,10 @@ def main() -> None:
     parser.add_argument("--seeds8", default="0,1",
                         help="seeds of the 8x8 runs (more than the portal's 0,1: is a coin "
                              "toss between two policies settled by more seeds?)")
+    parser.add_argument("--synthetic", choices=("contiguous", "fragmented"),
+                        default="contiguous",
+                        help="the calibration's machine: the portal's (contiguous blocks) or "
+                             "a what-if made like the live ones, with another seed")
     parser.add_argument("--big-first", action="store_true", help="run the 16x16 cases first")
     parser.add_argument("--no-run", action="store_true", help="report what is cached")
     parser.add_argument("--cache", type=Path, default=default_cache_dir())
@@ -222,7 +236,7 @@ def main() -> None:
     seeds16 = tuple(int(x) for x in args.seeds16.split(","))
     seeds8 = tuple(int(x) for x in args.seeds8.split(","))
     cases, tasks = plan(args.pattern, args.cases16, args.only8, seeds16,
-                        args.big_first, args.only16, seeds8)
+                        args.big_first, args.only16, seeds8, args.synthetic)
     todo = [t for t in tasks if cached(args.cache, t) is None]
     print(f"# {len(tasks)} simulations, {len(tasks) - len(todo)} cached, {len(todo)} to run "
           f"on {args.processes} processes (load average {os.getloadavg()[0]:.2f})",
@@ -241,7 +255,8 @@ def main() -> None:
             missing.append(f"{shape_label(case[0])} {case[1]} nodes at {case[2]:.0%}")
         else:
             rows.append(row)
-    print(f"# pattern {args.pattern}; seeds {seeds8} (16x16: {seeds16}); live occupancy seed "
+    print(f"# pattern {args.pattern}; seeds {seeds8} (16x16: {seeds16}); calibration machine "
+          f"{args.synthetic}; live occupancy seed "
           f"{LIVE_SEED} (+100 x load + nodes); "
           f"{sum(r['seconds'] for r in rows):.0f} s of simulation in the cases reported")
     report(rows, missing)

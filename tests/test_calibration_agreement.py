@@ -40,3 +40,26 @@ def test_the_portals_seeds_by_default(agreement: ModuleType) -> None:
     assert cases
     for _shape, _n, _u, points, live in cases:
         assert _seeds(points) == _seeds(live) == set(agreement.SEEDS)
+
+
+def test_a_fragmented_calibration_machine_is_another_machine_than_the_live_one(
+        agreement: ModuleType) -> None:
+    """``--synthetic fragmented``: the points run on a live-like machine of their own
+    (not the portal's contiguous one, and not the live runs' machine); an empty
+    machine is the same either way."""
+    def keys(kind: str) -> dict[float, set[str]]:
+        cases, _ = agreement.plan("all2all", "", only8=True, synthetic_kind=kind)
+        out: dict[float, set[str]] = {}
+        for _shape, _n, u, points, _live in cases:
+            out.setdefault(u, set()).update(t.key for t in points)
+        return out
+
+    contiguous, fragmented = keys("contiguous"), keys("fragmented")
+    assert contiguous[0.0] == fragmented[0.0]
+    for load in (0.5, 0.75):
+        assert fragmented[load] and not contiguous[load] & fragmented[load]
+    shape = agreement.SHAPE_8
+    live = agreement.live_occupancy(shape, 0.5, agreement.LIVE_SEED + 50 + shape.node_count)
+    other = agreement.live_occupancy(
+        shape, 0.5, agreement.FRAGMENTED_SEED + 50 + shape.node_count)
+    assert live.size == other.size and not (live == other).all()
