@@ -11,7 +11,7 @@ def main() -> None:
     # (models, URL patterns, numba's typing tables); at the default threshold of 700
     # allocations the young generation is collected about 400 times on the way, 0.19 s
     # of a short command such as ``hx_simulate`` for nothing freed. Collecting every
-    # 20,000 allocations instead ran it 0.96x the wall time (README "Speed").
+    # 20,000 allocations instead ran it 0.96-0.97x the wall time (README "Speed").
     gc.set_threshold(20_000)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hxportal.settings.local")
     from django.core.management import execute_from_command_line

@@ -1,6 +1,7 @@
 """benchmarks/calibration_agreement.py: each shape's cases get the seeds asked for,
-for the live runs and the calibration points alike (``--seeds8``, ``--seeds16``).
-Only the plan is built here; nothing is simulated."""
+for the live runs and the calibration points alike (``--seeds8``, ``--seeds16``), and
+``--synthetic fragmented`` calibrates on a machine of its own. Only the plan is
+built here; nothing is simulated."""
 
 from __future__ import annotations
 
