@@ -119,12 +119,33 @@ def run_task(args: tuple[Path, Task]) -> dict:
     return record
 
 
+def contiguous_occupancy(shape: MachineShape, load: float) -> np.ndarray:
+    """The calibration's machine before 2026-12-04 (occupancy model ``contiguous``):
+    other jobs of random power-of-two sizes (concentration .. an eighth of the machine)
+    placed one after another by ``row`` on a machine filled from empty, until
+    ``round(load * nodes)`` endpoints are held (the last job cut to fit)."""
+    want = round(load * shape.node_count)
+    topology = HyperX(shape.sides, shape.concentration)
+    free = np.ones(shape.node_count, dtype=bool)
+    rng = np.random.default_rng(20261201)
+    low = max(1, shape.concentration).bit_length() - 1
+    high = max(low, (shape.node_count // 8).bit_length() - 1)
+    held = 0
+    while held < want:
+        size = min(1 << int(rng.integers(low, high + 1)), want - held)
+        taken = allocate(topology, free, "row", size)
+        free[taken] = False
+        held += size
+    return np.nonzero(~free)[0].astype(np.int64)
+
+
 def live_occupancy(shape: MachineShape, load: float, seed: int) -> np.ndarray:
     """Endpoints held by other jobs on the *live* machine: jobs of random power-of-two
     sizes (concentration .. an eighth of the machine, the synthetic range) each placed by
     a policy drawn from :data:`LIVE_JOB_POLICIES` with its own seed, until
-    ``round(load * nodes)`` are held (the last job cut to fit). Unlike the calibration's
-    synthetic occupancy (``row`` only, contiguous), jobs spread over switches."""
+    ``round(load * nodes)`` are held (the last job cut to fit). Another kind of machine
+    than the calibration's (an aged Slurm machine), so the comparison is out of sample:
+    the live jobs' sizes and placements are made otherwise."""
     want = round(load * shape.node_count)
     topology = HyperX(shape.sides, shape.concentration)
     free = np.ones(shape.node_count, dtype=bool)

@@ -27,7 +27,8 @@ class CalibrationFilterSet(HxFilterSet):
     machine = filters.CharFilter(field_name="machine__name", max_length=64)
     status = filters.MultipleChoiceFilter(choices=CalibrationStatus.choices)
     engine_version = filters.CharFilter(max_length=16)
+    occupancy_model = filters.CharFilter(max_length=16)
 
     class Meta:
         model = Calibration
-        fields = ["machine", "status", "engine_version"]
+        fields = ["machine", "status", "engine_version", "occupancy_model"]

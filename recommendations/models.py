@@ -8,6 +8,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from hxportal.models import TrackedRun
+from recommendations.calibration import OCCUPANCY_DESCRIPTIONS
 from recommendations.choices import CalibrationStatus, RecommendationMethod, RecommendationStatus
 from recommendations.constants import PREDICT_POLICY_TASK
 
@@ -97,6 +98,10 @@ class Calibration(models.Model):
                                        "reads it too).")
     concentration = models.PositiveIntegerField()
     engine_version = models.CharField(max_length=16, db_index=True)
+    occupancy_model = models.CharField(
+        max_length=16, db_index=True,
+        help_text="The machine other jobs' endpoints were held on (recommendations."
+                  "calibration.OCCUPANCY_MODEL): only today's model's calibrations are read.")
     grid = models.JSONField(default=dict, help_text="Patterns, sizes, loads, policies, seeds.")
     sweep = models.ForeignKey("simulation.Sweep", null=True, blank=True,
                               on_delete=models.SET_NULL, related_name="+")
@@ -122,3 +127,7 @@ class Calibration(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("recommendations:calibration_detail", args=[self.pk])
+
+    @property
+    def occupancy_description(self) -> str:
+        return OCCUPANCY_DESCRIPTIONS.get(self.occupancy_model, self.occupancy_model)

@@ -1,6 +1,6 @@
 """benchmarks/calibration_agreement.py: each shape's cases get the seeds asked for,
 for the live runs and the calibration points alike (``--seeds8``, ``--seeds16``), and
-``--synthetic fragmented`` calibrates on a machine of its own. Only the plan is
+``--synthetic`` calibrates on a machine of its own (the portal's by default). Only the plan is
 built here; nothing is simulated."""
 
 from __future__ import annotations
@@ -43,11 +43,11 @@ def test_the_portals_seeds_by_default(agreement: ModuleType) -> None:
         assert _seeds(points) == _seeds(live) == set(agreement.SEEDS)
 
 
-def test_a_fragmented_calibration_machine_is_another_machine_than_the_live_one(
+def test_each_calibration_machine_is_its_own_and_not_the_live_one(
         agreement: ModuleType) -> None:
-    """``--synthetic fragmented``: the points run on a live-like machine of their own
-    (not the portal's contiguous one, and not the live runs' machine); an empty
-    machine is the same either way."""
+    """``--synthetic``: the portal's aged machine, the contiguous one it had before and
+    the live-like what-if give the points three different machines, none the live
+    runs'; an empty machine is the same for all."""
     def keys(kind: str) -> dict[float, set[str]]:
         cases, _ = agreement.plan("all2all", "", only8=True, synthetic_kind=kind)
         out: dict[float, set[str]] = {}
@@ -55,10 +55,13 @@ def test_a_fragmented_calibration_machine_is_another_machine_than_the_live_one(
             out.setdefault(u, set()).update(t.key for t in points)
         return out
 
-    contiguous, fragmented = keys("contiguous"), keys("fragmented")
-    assert contiguous[0.0] == fragmented[0.0]
+    aged, contiguous, fragmented = keys("aged"), keys("contiguous"), keys("fragmented")
+    assert aged[0.0] == contiguous[0.0] == fragmented[0.0]
     for load in (0.5, 0.75):
         assert fragmented[load] and not contiguous[load] & fragmented[load]
+        assert aged[load] and not aged[load] & (contiguous[load] | fragmented[load])
+    default, _ = agreement.plan("all2all", "", only8=True)
+    assert {t.key for case in default for t in case[3]} == set().union(*aged.values())
     shape = agreement.SHAPE_8
     live = agreement.live_occupancy(shape, 0.5, agreement.LIVE_SEED + 50 + shape.node_count)
     other = agreement.live_occupancy(

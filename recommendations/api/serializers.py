@@ -48,6 +48,7 @@ class CalibrationRefSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.CharField()
     engine_version = serializers.CharField()
+    occupancy_model = serializers.CharField()
     finished_at = serializers.DateTimeField(allow_null=True)
     age_seconds = serializers.FloatField(allow_null=True)
     points_done = serializers.IntegerField()
@@ -90,6 +91,7 @@ class RecommendationSerializer(serializers.ModelSerializer):
             if calibration.finished_at else None
         return {"id": calibration.pk, "status": calibration.status,
                 "engine_version": calibration.engine_version,
+                "occupancy_model": calibration.occupancy_model,
                 "finished_at": calibration.finished_at,
                 "age_seconds": round(age, 1) if age is not None else None,
                 "points_done": calibration.points_done, "run_count": calibration.run_count}
@@ -128,8 +130,9 @@ class CalibrationSerializer(serializers.ModelSerializer):
     class Meta:
         model = Calibration
         fields = ["id", "url", "machine", "shape", "sides", "concentration", "engine_version",
-                  "status", "note", "grid", "run_count", "points_done", "run_seconds", "progress",
-                  "patterns", "sweep", "created_at", "finished_at", "age_seconds"]
+                  "occupancy_model", "status", "note", "grid", "run_count", "points_done",
+                  "run_seconds", "progress", "patterns", "sweep", "created_at", "finished_at",
+                  "age_seconds"]
         read_only_fields = fields
 
     def get_shape(self, calibration: Calibration) -> str:

@@ -1,12 +1,13 @@
 """What a calibration simulates: a grid of (pattern, job size, machine load,
 policy, seed) points, each on a synthetic occupancy of the machine shape.
 
-The occupancy at load ``u`` is other jobs holding ``round(u * nodes)`` endpoints,
-placed one after another contiguously (``CONTIGUOUS_POLICY``, row: the way Slurm's linear placement
-fills a machine) with sizes drawn from powers of two between the concentration
-and an eighth of the machine: the background a live prediction sees on a busy
-machine (its held endpoints send permutation traffic). The job is then placed by
-each policy on what is left, exactly as a live recommendation proposes it.
+The occupancy at load ``u`` is other jobs holding ``round(u * nodes)`` endpoints on
+a machine Slurm has scheduled for a while (:func:`.occupancy.aged_occupancy`: jobs
+sized as real machines' jobs are, arriving and ending in turn, each placed by
+Slurm's best fit over runs of consecutive free nodes), so their holes are spread
+the way a busy machine's are: the background a live prediction sees (its held
+endpoints send permutation traffic). The job is then placed by each policy on what
+is left, exactly as a live recommendation proposes it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from allocation.hyperx import (
-    CONTIGUOUS_POLICY,
     ONLINE_POLICIES,
     AllocationError,
     HyperX,
@@ -32,8 +32,25 @@ from allocation.hyperx.patterns import (
     UNIFORM,
 )
 
-__all__ = ["CalibrationGrid", "CalibrationPoint", "calibration_line_exposure", "default_grid",
-           "grid_points", "line_exposure", "point_partitions", "synthetic_occupancy"]
+from .occupancy import aged_occupancy
+
+__all__ = ["OCCUPANCY_DESCRIPTIONS", "OCCUPANCY_MODEL", "CalibrationGrid", "CalibrationPoint",
+           "calibration_line_exposure", "default_grid", "grid_points", "line_exposure",
+           "point_partitions", "synthetic_occupancy"]
+
+#: The machine the points run on, stored with each calibration: a calibration made on
+#: another (``contiguous``, before 2026-12-04: other jobs in blocks filled one after
+#: another) is not read, and its shape is calibrated again.
+OCCUPANCY_MODEL = "aged"
+#: What each occupancy model was, in words (pages show a calibration's).
+OCCUPANCY_DESCRIPTIONS = {
+    "aged": "other jobs as on a machine Slurm has scheduled a while (sizes as real "
+            "machines' jobs, arriving and ending in turn, placed by Slurm's best fit)",
+    "contiguous": "other jobs in blocks filled one after another (before 2026-12-04; "
+                  "no longer read: its shape is calibrated again on today's model)",
+}
+#: Seed of the aged machine: every calibration of a shape sees the same one.
+OCCUPANCY_SEED = 20261201
 
 #: Patterns in the order they are calibrated (a partial calibration answers the
 #: first ones first): the all-to-all, the most common and costly, leads.
@@ -135,19 +152,7 @@ def synthetic_occupancy(shape: MachineShape, load: float) -> np.ndarray:
     >>> synthetic_occupancy(MachineShape((4, 4), 4), 0.5).size
     32
     """
-    want = held_count(shape, load)
-    topology = HyperX(shape.sides, shape.concentration)
-    free = np.ones(shape.node_count, dtype=bool)
-    rng = np.random.default_rng(20261201)
-    low = max(1, shape.concentration).bit_length() - 1
-    high = max(low, (shape.node_count // 8).bit_length() - 1)
-    held = 0
-    while held < want:
-        size = min(1 << int(rng.integers(low, high + 1)), want - held)
-        taken = allocate(topology, free, CONTIGUOUS_POLICY, size)
-        free[taken] = False
-        held += size
-    return np.nonzero(~free)[0].astype(np.int64)
+    return aged_occupancy(shape, held_count(shape, load), OCCUPANCY_SEED)
 
 
 def whole_free_switches(shape: MachineShape, held: np.ndarray) -> int:
@@ -180,8 +185,8 @@ def line_exposure(shape: MachineShape, job: np.ndarray, held: np.ndarray) -> int
 
     Omni-WAR deroutes the job's traffic between two switches of such a line through
     the line's other switches, so other jobs' traffic there slows the job; the
-    calibration's contiguous occupancy leaves a free line empty where a live machine
-    may not (docs/operations.md, "What the agreement means").
+    calibration's occupancy may leave a free line empty where a live machine does
+    not (docs/operations.md, "What the agreement means").
 
     >>> shape = MachineShape((4, 4), 2)
     >>> line_exposure(shape, np.arange(4), np.array([4, 5, 6, 8]))  # switches 0, 1: row 0

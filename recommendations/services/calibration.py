@@ -27,6 +27,7 @@ from allocation.models import CommPattern, Machine
 from hxportal.models import TERMINAL_RUN_STATUSES, RunStatus
 from recommendations import constants
 from recommendations.calibration import (
+    OCCUPANCY_MODEL,
     CalibrationGrid,
     CalibrationTable,
     Coverage,
@@ -65,7 +66,7 @@ CALIBRATED_PATTERNS = tuple(p for p in CommPattern.values if p != CommPattern.UN
 
 def _same_shape(machine: Machine) -> Q:
     return Q(sides=list(machine.sides), concentration=machine.concentration,
-             engine_version=simulation.ENGINE_VERSION)
+             engine_version=simulation.ENGINE_VERSION, occupancy_model=OCCUPANCY_MODEL)
 
 
 def _is_int(value: Any, low: int, high: int) -> bool:
@@ -132,7 +133,8 @@ def start_calibration(machine: Machine, *, user=None,
             return running, False
         calibration = Calibration.objects.create(
             machine=machine, sides=list(machine.sides), concentration=machine.concentration,
-            engine_version=simulation.ENGINE_VERSION, grid=grid.as_dict(),
+            engine_version=simulation.ENGINE_VERSION, occupancy_model=OCCUPANCY_MODEL,
+            grid=grid.as_dict(),
             run_count=len(points), user=simulation.signed_in_user(user))
         _queue_prepare(calibration)
     return calibration, True
@@ -342,7 +344,7 @@ FRAGMENTED_CAVEAT = ("; no candidate has whole switches to itself here, the cali
 def fragmentation_caveat(machine: Machine, candidates: list[dict], load: float,
                          node_count: int) -> str:
     """The caveat when no live candidate has switch locality while the calibration's
-    contiguous occupancy at this load gave its switch-local policies whole switches
+    occupancy at this load gave its switch-local policies whole switches
     (then the calibrated cycles describe placements this machine cannot give), else ''."""
     if any((c.get("properties") or {}).get("switch_locality") for c in candidates
            if not c.get("error")):

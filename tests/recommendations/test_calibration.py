@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 from allocation.services import jobs, machines
 from recommendations import constants as recommendation_constants
 from recommendations import services as recommendations
+from recommendations.calibration import synthetic_occupancy
 from recommendations.models import Calibration, PolicyPrediction, Recommendation
 from recommendations.services import calibration as calibration_service
 from recommendations.services import predictions
@@ -26,12 +27,15 @@ AXES = {"patterns": ["all2all"], "sizes": [8, 16, 32], "loads": [0.5], "seeds": 
 
 @pytest.fixture
 def half(users, monkeypatch):
-    """A 4x4, c = 4 machine whose first 32 nodes one job holds: exactly the grid's
-    synthetic occupancy at load 0.5 (so a live prediction can meet a calibration run)."""
+    """A 4x4, c = 4 machine whose 32 held nodes are exactly the grid's synthetic
+    occupancy at load 0.5 (so a live prediction can meet a calibration run)."""
     monkeypatch.setattr(recommendation_constants, "PREDICTION_SEEDS", (0,))
     machine = machines.create_machine(name="half", sides=[4, 4], concentration=4)
-    jobs.submit_job(owner=users["admin"], machine=machine, name="bg", node_count=32,
-                    pattern="all2all", policy="row")
+    held = synthetic_occupancy(machine.geometry, 0.5)
+    background = jobs.create_job(owner=users["admin"], machine=machine, name="bg",
+                                 node_count=held.size, pattern="all2all")
+    jobs.allocate_candidate(background, jobs.Candidate(policy="row", seed=0,
+                                                       endpoints=tuple(held.tolist())))
     return machine
 
 
@@ -139,6 +143,22 @@ def test_the_beat_starts_one_calibration_per_shape_on_this_engine(half, users, s
     started = recommendations.start_missing_calibrations()
     assert len(started) == 1  # half and twin share a shape
     assert recommendations.start_missing_calibrations() == []
+
+
+def test_a_calibration_on_another_occupancy_model_is_not_read(half, users, client, settings):
+    """Calibrations made on the contiguous machine (before the aged one) stay listed
+    with their model, but answer nothing: the shape is calibrated again."""
+    settings.HX_CALIBRATE_AUTOMATICALLY = True
+    old = calibrate(half)
+    Calibration.objects.filter(pk=old.pk).update(occupancy_model="contiguous")
+    assert calibration_service.current_calibration(half) is None
+    started = recommendations.start_missing_calibrations()
+    assert [c.occupancy_model for c in started] == ["aged"]
+    client.force_login(users["viewer"])
+    listed = client.get("/api/v1/calibrations/", {"occupancy_model": "contiguous"}).json()
+    assert [c["id"] for c in listed["results"]] == [old.pk]
+    page = client.get(f"/recommendations/calibrations/{old.pk}/").content.decode()
+    assert "no longer read" in page and "occupancy contiguous" in page
 
 
 @pytest.mark.parametrize("axes, field", [
@@ -271,9 +291,9 @@ def test_the_expected_live_time_counts_the_runs_in_rounds_over_the_processes(
 
 def test_a_machine_more_fragmented_than_the_calibration_says_so(users, half, monkeypatch):
     """Two full-spread jobs hold two endpoints of every switch: no candidate can have
-    whole switches, while the calibration's contiguous occupancy at the same load gave
-    them; the calibrated answer says its ranking may be far off. On the contiguous
-    machine it does not."""
+    whole switches, while the calibration's occupancy at the same load gave them; the
+    calibrated answer says its ranking may be far off. On the calibration's own
+    occupancy it does not."""
     calibrate(half)
     monkeypatch.setattr(recommendation_constants, "LIVE_DEADLINE_SHARE", 0.0)
     scattered = machines.create_machine(name="scattered", sides=[4, 4], concentration=4)
@@ -285,6 +305,6 @@ def test_a_machine_more_fragmented_than_the_calibration_says_so(users, half, mon
     assert not any(c["properties"]["switch_locality"] for c in rec.inputs["candidates"]
                    if not c.get("error"))
     assert calibration_service.FRAGMENTED_CAVEAT in rec.note
-    contiguous = ask(users, half, node_count=8)
-    assert contiguous.method == "calibrated"
-    assert calibration_service.FRAGMENTED_CAVEAT not in contiguous.note
+    own = ask(users, half, node_count=8)
+    assert own.method == "calibrated"
+    assert calibration_service.FRAGMENTED_CAVEAT not in own.note

@@ -4,12 +4,9 @@ U. Lublin and D. G. Feitelson, "The workload on parallel supercomputers:
 modeling the characteristics of rigid jobs", J. Parallel Distrib. Comput.
 63(11), 2003. The published parameters for batch jobs are used unchanged:
 
-* **Size.** Serial with probability ``SERIAL_PROB = 0.2927``; otherwise
-  ``log2(size)`` is drawn from a two-stage uniform distribution (``[ULOW,
-  UMED]`` with probability ``UPROB = 0.875``, else ``[UMED, UHI]``), with
-  ``ULOW = 1.2``, ``UHI = log2(machine nodes)`` and ``UMED = UHI - 2`` (the
-  published 5 for 128 nodes); a share ``POW2_PROB = 0.6686`` of jobs round the
-  exponent to a power of two.
+* **Size.** :func:`allocation.hyperx.job_sizes.lublin_sizes` (serial with
+  probability 0.2927, else a two-stage log-uniform law, two thirds rounded to
+  powers of two).
 * **Run time.** ``ln(run time)`` is hyper-gamma: Gamma(``A1 = 6.57``,
   ``B1 = 0.823``) with probability ``p = PA * nodes + PB`` (``PA = -0.003``,
   ``PB = 0.6986``, clipped to [0, 1]), else Gamma(``A2 = 639.1``,
@@ -33,14 +30,15 @@ import math
 import numpy as np
 from scipy.stats import gamma as gamma_dist
 
+from allocation.hyperx.job_sizes import LUBLIN_SIZES, lublin_sizes
+
 from .workload import Job, Workload
 
 __all__ = ["LUBLIN_BATCH", "synthetic_workload"]
 
 #: The published batch-job parameters (names as in the paper's model).
 LUBLIN_BATCH = {
-    "SERIAL_PROB": 0.2927, "POW2_PROB": 0.6686, "ULOW": 1.2, "UPROB": 0.875,
-    "UMED_BELOW_UHI": 2.0,
+    **LUBLIN_SIZES,
     "A1": 6.57, "B1": 0.823, "A2": 639.1, "B2": 0.0156, "PA": -0.003, "PB": 0.6986,
     "AARR": 6.0415, "BARR": 0.8531, "ANUM": 6.1271, "BNUM": 5.2740, "ARAR": 1.0519,
     "MAX_LN_RUNTIME": 12.0, "MAX_LN_INTERARRIVAL": 13.0,
@@ -58,20 +56,6 @@ def _bucket_weights(p: dict) -> np.ndarray:
     weights = np.empty(_BUCKETS)
     weights[(i.astype(int) - 1) % _BUCKETS] = mass
     return weights / weights.mean()
-
-
-def _sizes(rng: np.random.Generator, count: int, n_nodes: int, p: dict) -> np.ndarray:
-    uhi = math.log2(n_nodes)
-    ulow = min(p["ULOW"], uhi)
-    umed = min(max(uhi - p["UMED_BELOW_UHI"], ulow), uhi)
-    u = rng.random(count)
-    low_stage = rng.random(count) <= p["UPROB"]
-    par = np.where(low_stage, rng.uniform(ulow, umed, count), rng.uniform(umed, uhi, count))
-    pow2 = u <= p["SERIAL_PROB"] + p["POW2_PROB"]
-    par = np.where(pow2, np.floor(par + 0.5), par)
-    sizes = np.floor(np.power(2.0, par) + 0.5).astype(np.int64)
-    sizes[u <= p["SERIAL_PROB"]] = 1
-    return np.clip(sizes, 1, n_nodes)
 
 
 def _runtimes(rng: np.random.Generator, sizes: np.ndarray, p: dict) -> np.ndarray:
@@ -134,7 +118,7 @@ def synthetic_workload(n_nodes: int, *, days: float = 30.0, load: float = 1.0,
     submits = _arrivals(rng, days * 86400.0, load, p)
     if max_jobs is not None:
         submits = submits[:max_jobs]
-    sizes = _sizes(rng, submits.size, n_nodes, p)
+    sizes = lublin_sizes(rng, submits.size, n_nodes, p)
     runs = _runtimes(rng, sizes, p)
     wanted = runs * (1.0 + rng.exponential(1.0, runs.size))
     idx = np.minimum(np.searchsorted(_LIMITS, wanted), _LIMITS.size - 1)
