@@ -17,8 +17,11 @@ answers a recommendation can give and compares them:
   and load exactly as ``services.calibration.calibrated_answer`` does.
 
 Per case: the live best policy, the calibrated best, top-1 agreement, Kendall tau-b
-of the two orders, regret (live cycles of the calibrated choice / live best - 1) and
-the calibrated cycles' median error against the live ones. Then a summary.
+of the two orders, regret (live cycles of the calibrated choice / live best - 1), the
+calibrated cycles' median error against the live ones, the caveats the portal's note
+would carry, and the portal's whole answer: every policy simulated live where its
+runs fit the deadline, else the calibration's close call settled live where its runs
+fit, else the calibration (``portal_answer``). Then a summary.
 
 Every simulation is cached on disk (``--cache``), so a rerun only reports, and an
 interrupted run keeps what finished. ``--no-run`` reports the cases already cached.
@@ -26,6 +29,7 @@ interrupted run keeps what finished. ``--no-run`` reports the cases already cach
 Usage: .venv/bin/python benchmarks/calibration_agreement.py [--processes 2]
        [--cases16 512@0.5,256@0.5] [--only8 | --only16] [--seeds16 0,1] [--seeds8 0,1]
        [--synthetic aged|contiguous|fragmented] [--pattern all2all] [--no-run]
+       [--prediction-processes N]
 """
 
 from __future__ import annotations
@@ -150,17 +154,9 @@ def kendall_tau(a: dict[str, float], b: dict[str, float]) -> float:
     return float(kendalltau([a[k] for k in keys], [b[k] for k in keys]).statistic)
 
 
-def portal_notes(shape: MachineShape, n: int, u: float, live_runs: list[Task],
-                 calibrated: dict[str, float]) -> str:
-    """Which caveats the portal's own rules append to this calibrated answer
-    (``services.calibration.fragmentation_caveat`` and ``line_sharing_caveat``, read
-    against the portal's calibration machine): ``whole-switch``, ``line-sharing``,
-    both, or ``-``."""
-    from allocation.models import Machine
-    from recommendations.services import calibration as service
-
-    machine = Machine(name="agreement", sides=list(shape.sides),
-                      concentration=shape.concentration)
+def _candidates(shape: MachineShape, live_runs: list[Task]) -> tuple[list[dict], list[int]]:
+    """The live case's candidates as a recommendation lists them (policy, endpoints,
+    switch locality) and the other jobs' endpoints."""
     candidates, held = {}, []
     for t in live_runs:
         job = np.asarray(t.partitions[0], dtype=np.int64)
@@ -169,12 +165,56 @@ def portal_notes(shape: MachineShape, n: int, u: float, live_runs: list[Task],
         candidates[t.label[-2]] = {"policy": t.label[-2], "endpoints": job.tolist(),
                                    "properties": {"switch_locality": local}}
         held = t.partitions[1] if len(t.partitions) > 1 else []
-    listed = list(candidates.values())
+    return list(candidates.values()), held
+
+
+def portal_notes(shape: MachineShape, n: int, u: float, live_runs: list[Task],
+                 calibrated: dict[str, float], seed_spread: dict[str, float]) -> str:
+    """Which caveats the portal's own rules append to this calibrated answer
+    (``services.calibration.fragmentation_caveat``, ``line_sharing_caveat``, read
+    against the portal's calibration machine, and ``close_call_caveat``):
+    ``whole-switch``, ``line-sharing``, ``close-call``, joined by ``+``, or ``-``."""
+    from allocation.models import Machine
+    from recommendations.services import calibration as service
+
+    machine = Machine(name="agreement", sides=list(shape.sides),
+                      concentration=shape.concentration)
+    listed, held = _candidates(shape, live_runs)
     notes = [name for name, text in (
         ("whole-switch", service.fragmentation_caveat(machine, listed, u, n)),
         ("line-sharing", service.line_sharing_caveat(machine, listed, held, u, n,
-                                                     calibrated))) if text]
+                                                     calibrated)),
+        ("close-call", service.close_call_caveat(listed, calibrated, seed_spread))) if text]
     return "+".join(notes) or "-"
+
+
+def portal_answer(shape: MachineShape, live_runs: list[Task], live: dict[str, float],
+                  calibrated: dict[str, float], seed_spread: dict[str, float],
+                  run_seconds: float) -> tuple[str, str]:
+    """What the portal would answer, and how: ``live`` when every policy's runs fit the
+    deadline on ``HX_PREDICTION_PROCESSES`` (its live best), ``settled`` when only the
+    close call's do (its policies by their live times, the others by the calibration:
+    ``predictions.mixed_factors``), else ``calibrated``. Run times are the
+    calibration's CPU seconds on this host, as the portal reads them."""
+    from django.conf import settings
+
+    from recommendations import constants
+    from recommendations.services import calibration as service
+    from recommendations.services.predictions import mixed_factors
+
+    def fits(policies: int) -> bool:
+        rounds = math.ceil(policies * len(constants.PREDICTION_SEEDS)
+                           / settings.HX_PREDICTION_PROCESSES)
+        return run_seconds * rounds <= constants.DEADLINE_SECONDS * constants.LIVE_DEADLINE_SHARE
+
+    if fits(len(live)):
+        return min(live, key=live.get), "live"
+    group = service.close_call(_candidates(shape, live_runs)[0], calibrated, seed_spread)
+    if len(group) < 2 or not fits(len(group)):
+        return min(calibrated, key=calibrated.get), "calibrated"
+    factors = mixed_factors(dict.fromkeys(calibrated, 1.0), {p: live[p] for p in group},
+                            calibrated, default=settings.HX_DEFAULT_POLICY)
+    return min(factors, key=factors.get), "settled"
 
 
 def evaluate(case, cache: Path, pattern: str, notes: bool = True) -> dict | None:
@@ -199,14 +239,18 @@ def evaluate(case, cache: Path, pattern: str, notes: bool = True) -> dict | None
         return None
     calibrated, coverage = answer
     common = {p: calibrated[p] for p in live if p in calibrated}
-    note = portal_notes(shape, n, u, live_runs, calibrated) if notes else "n/a"
+    seed_spread = table.seed_spread(pattern, n, u)
+    note = portal_notes(shape, n, u, live_runs, calibrated, seed_spread) if notes else "n/a"
     live_best = min(live, key=live.get)
     cal_best = min(common, key=common.get)
+    pick, how = portal_answer(shape, live_runs, live, common, seed_spread,
+                              table.run_seconds(pattern, n, u) or math.inf)
     errors = [abs(common[p] / live[p] - 1) for p in common]
     return {"shape": shape_label(shape), "size": n, "load": u, "live": live,
             "calibrated": common, "live_best": live_best, "cal_best": cal_best,
             "agree": live_best == cal_best, "tau": kendall_tau(live, common),
             "regret": live[cal_best] / live[live_best] - 1,
+            "pick": pick, "how": how, "pick_regret": live[pick] / live[live_best] - 1,
             "spread": max(live.values()) / live[live_best] - 1,
             "error": statistics.median(errors), "coverage": coverage.describe(), "note": note,
             "uncalibrated": sorted(set(live) - set(calibrated)),
@@ -215,12 +259,13 @@ def evaluate(case, cache: Path, pattern: str, notes: bool = True) -> dict | None
 
 def report(rows: list[dict], missing: list[str]) -> None:
     print(f"{'machine':<12} {'size':>5} {'load':>5} {'live best':<22} {'calibrated best':<22} "
-          f"{'agree':>5} {'tau':>6} {'regret':>7} {'spread':>7} {'cyc err':>7} {'note':<25} "
-          "coverage")
+          f"{'agree':>5} {'tau':>6} {'regret':>7} {'spread':>7} {'cyc err':>7} {'note':<36} "
+          f"{'portal answer':<34} {'regret':>7} coverage")
     for r in rows:
         print(f"{r['shape']:<12} {r['size']:>5} {r['load']:>5.0%} {r['live_best']:<22} "
               f"{r['cal_best']:<22} {'yes' if r['agree'] else 'NO':>5} {r['tau']:>6.2f} "
-              f"{r['regret']:>7.2%} {r['spread']:>7.1%} {r['error']:>7.1%} {r['note']:<25} "
+              f"{r['regret']:>7.2%} {r['spread']:>7.1%} {r['error']:>7.1%} {r['note']:<36} "
+              f"{r['pick'] + ' (' + r['how'] + ')':<34} {r['pick_regret']:>7.2%} "
               f"{r['coverage']}")
     print("\nlive/calibrated completion cycles per policy (mean of the seeds run), live order:")
     for r in rows:
@@ -250,6 +295,19 @@ def report(rows: list[dict], missing: list[str]) -> None:
                   f"misses by more than 1 % without one: "
                   f"{sum(r['regret'] > 0.01 and r['note'] == '-' for r in rows)}; "
                   f"mean regret over all cases {statistics.mean(r['regret'] for r in rows):.2%}")
+            for kind in ("whole-switch", "line-sharing", "close-call"):
+                fired = [r for r in noted if kind in r["note"].split("+")]
+                print(f"  {kind}: on {len(fired)} cases, "
+                      f"{sum(r['regret'] > 0.01 for r in fired)} of them misses by more than 1 %")
+        hows = {how: sum(r["how"] == how for r in rows) for how in ("live", "settled",
+                                                                     "calibrated")}
+        print(f"the portal's answer (every policy simulated live where its runs fit the "
+              f"deadline, else a close call settled live where its runs fit, else the "
+              f"calibration): live {hows['live']}, settled {hows['settled']}, calibrated "
+              f"{hows['calibrated']}; within 1 % of the live best in "
+              f"{sum(r['pick_regret'] <= 0.01 for r in rows)}, mean regret "
+              f"{statistics.mean(r['pick_regret'] for r in rows):.2%}, max "
+              f"{max(r['pick_regret'] for r in rows):.2%}")
         print(f"calibrated cycles vs live, per case median |error|: median "
               f"{statistics.median(r['error'] for r in rows):.1%}, "
               f"max {max(r['error'] for r in rows):.1%}")
@@ -276,11 +334,18 @@ def main() -> None:
                         help="the calibration's machine: the portal's (aged by Slurm), the "
                              "portal's before 2026-12-04 (contiguous blocks) or a what-if made "
                              "like the live ones, with another seed")
+    parser.add_argument("--prediction-processes", type=int, default=None,
+                        help="worker processes the portal's answer may count on for live "
+                             "runs (HX_PREDICTION_PROCESSES; default: the setting's)")
     parser.add_argument("--big-first", action="store_true", help="run the 16x16 cases first")
     parser.add_argument("--no-run", action="store_true", help="report what is cached")
     parser.add_argument("--cache", type=Path, default=default_cache_dir())
     args = parser.parse_args()
     setup_django()
+    if args.prediction_processes:
+        from django.conf import settings
+
+        settings.HX_PREDICTION_PROCESSES = args.prediction_processes
     seeds16 = tuple(int(x) for x in args.seeds16.split(","))
     seeds8 = tuple(int(x) for x in args.seeds8.split(","))
     cases, tasks = plan(args.pattern, args.cases16, args.only8, seeds16,

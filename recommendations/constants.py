@@ -28,6 +28,9 @@ LOCALITY_LOAD = 0.25
 #: A candidate without switch locality must be this much faster (simulated)
 #: than the best locality-aware one to be recommended anyway.
 CLEAR_WIN = 0.10
+#: Characters a recommendation's note keeps: a calibrated answer's note with all its
+#: caveats (about 600 characters) must fit whole.
+NOTE_LENGTH = 1000
 #: Keys of ``Recommendation.inputs`` that hold the occupancy snapshot and the
 #: candidates' endpoints the ranking and accept read (not shown in the answer).
 SNAPSHOT_INPUTS = ("candidates", "held_endpoints", "down_endpoints", "estimate_id")

@@ -10,7 +10,7 @@ from django.utils import timezone
 from hxportal.models import TrackedRun
 from recommendations.calibration import OCCUPANCY_DESCRIPTIONS
 from recommendations.choices import CalibrationStatus, RecommendationMethod, RecommendationStatus
-from recommendations.constants import PREDICT_POLICY_TASK
+from recommendations.constants import NOTE_LENGTH, PREDICT_POLICY_TASK
 
 
 class Recommendation(models.Model):
@@ -30,7 +30,7 @@ class Recommendation(models.Model):
                               default=RecommendationStatus.COMPUTING, db_index=True)
     method = models.CharField(max_length=16, choices=RecommendationMethod.choices,
                               default=RecommendationMethod.ANALYTIC)
-    note = models.CharField(max_length=255, blank=True, default="")
+    note = models.CharField(max_length=NOTE_LENGTH, blank=True, default="")
     ranking = models.JSONField(default=list, blank=True)
     recommended = models.JSONField(null=True, blank=True)
     deadline = models.DateTimeField()

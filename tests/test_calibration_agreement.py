@@ -67,3 +67,28 @@ def test_each_calibration_machine_is_its_own_and_not_the_live_one(
     other = agreement.live_occupancy(
         shape, 0.5, agreement.FRAGMENTED_SEED + 50 + shape.node_count)
     assert live.size == other.size and not (live == other).all()
+
+
+def test_the_portals_answer_is_live_settled_or_calibrated_as_its_runs_fit(
+        agreement: ModuleType, settings) -> None:
+    """``portal_answer``: every policy live where all runs fit the deadline (the live
+    fastest), the close call settled live where only its runs fit (its live order, the
+    others calibrated), else the calibration's fastest."""
+    shape = agreement.SHAPE_8
+    runs = [agreement.Task(label=("live", "8x8 c=8", 64, 0.5, p, 0), config={},
+                           partitions=[list(range(i * 64, i * 64 + 64)), []])
+            for i, p in enumerate(("full_spread", "random_endpoint", "row"))]
+    live = {"full_spread": 1200.0, "random_endpoint": 1000.0, "row": 1100.0}
+    calibrated = {"full_spread": 1000.0, "random_endpoint": 1010.0, "row": 1080.0}
+    spread = {"full_spread": 0.05, "random_endpoint": 0.05, "row": 0.01}
+    settings.HX_PREDICTION_PROCESSES = 2
+    budget = 30 * 0.6  # the deadline's share the live runs may use
+    answer = agreement.portal_answer
+    # 3 policies x 2 seeds on 2 processes: 3 rounds; the close call (2 policies): 2
+    assert answer(shape, runs, live, calibrated, spread, budget / 3) == (
+        "random_endpoint", "live")
+    assert answer(shape, runs, live, calibrated, spread, budget / 2) == (
+        "random_endpoint", "settled")
+    assert answer(shape, runs, live, calibrated, spread, budget) == ("full_spread", "calibrated")
+    # no close call (row is 8 % behind, beyond every spread): calibrated, not settled
+    assert answer(shape, runs, live, calibrated, {}, budget / 2) == ("full_spread", "calibrated")

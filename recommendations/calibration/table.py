@@ -58,31 +58,36 @@ def _bracket(values: list[float], x: float) -> tuple[float, float, bool]:
     return values[hi - 1] if values[hi] != x else values[hi], values[hi], False
 
 
+Cells = dict[str, dict[float, dict[int, dict[str, float]]]]
+
+
 class CalibrationTable:
-    """Per pattern: ``cycles[load][size][policy]`` (mean over seeds, of completed
-    runs only) and ``wall[load][size]`` (mean seconds of one run: CPU seconds, so a
+    """Per pattern: ``cells[load][size][policy]`` (mean completion cycles over seeds,
+    of completed runs only), ``spread[load][size][policy]`` (how far the seeds lie
+    apart: (largest - smallest) / mean; what a second placement of the same policy
+    can change) and ``wall[load][size]`` (mean seconds of one run: CPU seconds, so a
     busy host does not make live runs look dearer than they are)."""
 
-    def __init__(self, cells: dict[str, dict[float, dict[int, dict[str, float]]]],
-                 wall: dict[str, dict[float, dict[int, float]]]) -> None:
+    def __init__(self, cells: Cells, wall: dict[str, dict[float, dict[int, float]]],
+                 spread: Cells | None = None) -> None:
         self.cells = cells
         self.wall = wall
+        self.spread = spread or {}
 
     # ------------------------------------------------------------ storage
     def as_dict(self) -> dict:
         """JSON-ready (keys as strings)."""
-        return {"cells": {p: {repr(u): {str(n): dict(v) for n, v in by_n.items()}
-                              for u, by_n in by_u.items()} for p, by_u in self.cells.items()},
+        return {"cells": _cells_as_dict(self.cells), "spread": _cells_as_dict(self.spread),
                 "wall": {p: {repr(u): {str(n): w for n, w in by_n.items()}
                              for u, by_n in by_u.items()} for p, by_u in self.wall.items()}}
 
     @classmethod
     def from_dict(cls, data: dict) -> CalibrationTable:
-        cells = {p: {float(u): {int(n): dict(v) for n, v in by_n.items()}
-                     for u, by_n in by_u.items()} for p, by_u in data.get("cells", {}).items()}
+        """The table ``as_dict`` wrote (one stored before seed spreads has none)."""
         wall = {p: {float(u): {int(n): float(w) for n, w in by_n.items()}
                     for u, by_n in by_u.items()} for p, by_u in data.get("wall", {}).items()}
-        return cls(cells, wall)
+        return cls(_cells_from_dict(data.get("cells", {})), wall,
+                   _cells_from_dict(data.get("spread", {})))
 
     # ------------------------------------------------------------ answers
     def patterns(self) -> list[str]:
@@ -134,6 +139,29 @@ class CalibrationTable:
                             loads=(min(used_loads), max(used_loads)), clamped=clamped)
         return out, coverage
 
+    def seed_spread(self, pattern: str, node_count: int, load: float) -> dict[str, float]:
+        """Per policy, the largest seed spread among the calibrated points an answer for
+        this job interpolates between (the same brackets as :meth:`completion_cycles`);
+        a policy none of whose points has a spread (one seed, an older table) is left out."""
+        by_load = self.cells.get(pattern) or {}
+        spread = self.spread.get(pattern) or {}
+        x = math.log2(max(node_count, 1))
+        policies = sorted({p for by_n in by_load.values() for v in by_n.values() for p in v})
+        out: dict[str, float] = {}
+        for policy in policies:
+            loads = sorted(u for u, by_n in by_load.items()
+                           if any(policy in v for v in by_n.values()))
+            lo_u, hi_u, _ = _bracket(loads, load)
+            found = []
+            for u in {lo_u, hi_u}:
+                sizes = sorted(n for n, v in by_load[u].items() if policy in v)
+                lo, hi, _ = _bracket([math.log2(n) for n in sizes], x)
+                found += [spread[u][n][policy] for n in sizes if math.log2(n) in (lo, hi)
+                          and policy in spread.get(u, {}).get(n, {})]
+            if found:
+                out[policy] = max(found)
+        return out
+
     def run_seconds(self, pattern: str, node_count: int, load: float) -> float | None:
         """Estimated seconds of one live prediction run like this (interpolated the same
         way), or None when nothing of the pattern was calibrated."""
@@ -150,9 +178,20 @@ class CalibrationTable:
         return math.exp(float(np.interp(load, loads, values)))
 
 
+def _cells_as_dict(cells: Cells) -> dict:
+    return {p: {repr(u): {str(n): dict(v) for n, v in by_n.items()}
+                for u, by_n in by_u.items()} for p, by_u in cells.items()}
+
+
+def _cells_from_dict(data: dict) -> Cells:
+    return {p: {float(u): {int(n): dict(v) for n, v in by_n.items()}
+                for u, by_n in by_u.items()} for p, by_u in data.items()}
+
+
 def build_table(results: Iterable[PointResult]) -> CalibrationTable:
     """Mean over seeds of each (pattern, load, size, policy) whose runs all completed
-    (one run that did not complete leaves the cell out: its time is unknown)."""
+    (one run that did not complete leaves the cell out: its time is unknown), and the
+    seeds' spread where there are two or more."""
     sums: dict[tuple, list[float]] = {}
     failed: set[tuple] = set()
     walls: dict[tuple, list[float]] = {}
@@ -163,13 +202,17 @@ def build_table(results: Iterable[PointResult]) -> CalibrationTable:
             failed.add(key)
         else:
             sums.setdefault(key, []).append(float(r.completion_cycles))
-    cells: dict[str, dict[float, dict[int, dict[str, float]]]] = {}
+    cells: Cells = {}
+    spread: Cells = {}
     for (pattern, load, size, policy), values in sorted(sums.items()):
         if (pattern, load, size, policy) in failed:
             continue
-        cells.setdefault(pattern, {}).setdefault(load, {}).setdefault(size, {})[policy] = \
-            sum(values) / len(values)
+        mean = sum(values) / len(values)
+        cells.setdefault(pattern, {}).setdefault(load, {}).setdefault(size, {})[policy] = mean
+        if len(values) > 1:
+            spread.setdefault(pattern, {}).setdefault(load, {}).setdefault(size, {})[policy] = \
+                (max(values) - min(values)) / mean
     wall: dict[str, dict[float, dict[int, float]]] = {}
     for (pattern, load, size), values in sorted(walls.items()):
         wall.setdefault(pattern, {}).setdefault(load, {})[size] = sum(values) / len(values)
-    return CalibrationTable(cells, wall)
+    return CalibrationTable(cells, wall, spread)

@@ -287,15 +287,18 @@ def current_calibration(machine: Machine) -> Calibration | None:
 
 
 class CalibratedAnswer:
-    """Completion cycles per policy for one question, from ``calibration``, and the
-    seconds one live run of it is expected to take (the calibration's own run times)."""
+    """Completion cycles per policy for one question, from ``calibration``, how far its
+    seeds lay apart there (``spread``, per policy), and the seconds one live run of it
+    is expected to take (the calibration's own run times)."""
 
     def __init__(self, calibration: Calibration, cycles: dict[str, float],
-                 coverage: Coverage, run_seconds: float | None) -> None:
+                 coverage: Coverage, run_seconds: float | None,
+                 spread: dict[str, float] | None = None) -> None:
         self.calibration = calibration
         self.cycles = cycles
         self.coverage = coverage
         self.run_seconds = run_seconds
+        self.spread = spread or {}
 
     def note(self) -> str:
         age = timezone.now() - (self.calibration.finished_at or self.calibration.created_at)
@@ -332,7 +335,8 @@ def calibrated_answer(machine: Machine, pattern: str, node_count: int,
         return None
     cycles, coverage = found
     return CalibratedAnswer(calibration, cycles, coverage,
-                            table.run_seconds(kernel, node_count, load))
+                            table.run_seconds(kernel, node_count, load),
+                            table.seed_spread(kernel, node_count, load))
 
 
 #: Appended to a calibrated answer's note when the live machine is more fragmented than
@@ -380,6 +384,41 @@ def line_sharing_caveat(machine: Machine, candidates: list[dict], held: list[int
     if calibrated is None or live <= 2 * calibrated + shape.concentration:
         return ""
     return LINE_SHARING_CAVEAT.format(policy=best, live=live, calibrated=calibrated)
+
+
+#: Appended to a calibrated answer's note when other policies come within the seed spread
+#: of its first choice (docs/operations.md, "What the agreement means").
+CLOSE_CALL_CAVEAT = ("; too close to call: {others} came within {gap} of the "
+                     "calibrated fastest, {policy}, and the calibration's seeds of these "
+                     "policies differ by up to {spread}")
+
+
+def close_call(candidates: list[dict], cycles: dict[str, float],
+               spread: dict[str, float]) -> list[str]:
+    """The calibrated fastest placed policy and, after it, the placed policies whose
+    calibrated time is above it by less than the seed spread of either (another
+    placement of the same policies may well swap them: the calibration cannot order
+    them); just the fastest when none is that close, [] when nothing is placed."""
+    placed = sorted((c["policy"] for c in candidates
+                     if not c.get("error") and c["policy"] in cycles), key=cycles.get)
+    if not placed:
+        return []
+    best = placed[0]
+    return [best] + [p for p in placed[1:] if cycles[p] / cycles[best] - 1
+                     < max(spread.get(p, 0.0), spread.get(best, 0.0))]
+
+
+def close_call_caveat(candidates: list[dict], cycles: dict[str, float],
+                      spread: dict[str, float]) -> str:
+    """The caveat naming the policies of a :func:`close_call`, else ''."""
+    group = close_call(candidates, cycles, spread)
+    if len(group) < 2:
+        return ""
+    best, others = group[0], group[1:]
+    return CLOSE_CALL_CAVEAT.format(
+        others=", ".join(others), policy=best,
+        gap=f"{max(cycles[p] / cycles[best] - 1 for p in others):.1%}",
+        spread=f"{max(spread.get(p, 0.0) for p in group):.0%}")
 
 
 def calibration_progress(calibration: Calibration) -> dict[str, Any]:

@@ -199,27 +199,36 @@ def _create(user, machine: Machine, name: str, external_id: str, inputs: dict,
     calibrated = calibration.calibrated_answer(machine, inputs["pattern"],
                                                inputs["node_count"], rec.inputs["held_fraction"])
     live = _live_fits(rec, len(feasible), calibrated.run_seconds if calibrated else None)
+    simulated = [c.policy for c in feasible] if live else []
     if calibrated is not None:
         rec.calibration = calibrated.calibration
         rec.inputs["calibrated_cycles"] = calibrated.cycles
+        rec.inputs["calibrated_spread"] = calibrated.spread
+        close = calibration.close_call(rec.inputs["candidates"], calibrated.cycles,
+                                       calibrated.spread)
+        if not live and len(close) > 1 and _live_fits(rec, len(close), calibrated.run_seconds):
+            simulated = rec.inputs["close_call"] = close  # the calibration cannot order them
         rec.inputs["calibration_note"] = calibrated.note() + calibration.fragmentation_caveat(
             machine, rec.inputs["candidates"], rec.inputs["held_fraction"],
             inputs["node_count"]) + calibration.line_sharing_caveat(
             machine, rec.inputs["candidates"], rec.inputs["held_endpoints"],
-            rec.inputs["held_fraction"], inputs["node_count"], calibrated.cycles)
+            rec.inputs["held_fraction"], inputs["node_count"], calibrated.cycles
+        ) + calibration.close_call_caveat(rec.inputs["candidates"], calibrated.cycles,
+                                          calibrated.spread)
         stand_in = calibrated_factors(factors, calibrated.cycles)
-        store_ranking(rec, stand_in, RecommendationMethod.CALIBRATED, final=not live,
+        store_ranking(rec, stand_in, RecommendationMethod.CALIBRATED, final=not simulated,
                       cycles={p: round(c) for p, c in calibrated.cycles.items()},
-                      note=_calibrated_note(rec.inputs["calibration_note"], live, set(
-                          stand_in) - set(calibrated.cycles)), estimate=estimate)
+                      note=_calibrated_note(rec.inputs["calibration_note"], simulated, live,
+                                            set(stand_in) - set(calibrated.cycles)),
+                      estimate=estimate)
     elif not live:
         store_ranking(rec, factors, RecommendationMethod.ANALYTIC, final=True,
                       note=_calibrating_note(machine), estimate=estimate)
     else:
         store_ranking(rec, factors, RecommendationMethod.ANALYTIC, final=False,
                       estimate=estimate)
-    if live:  # one task per policy and seed: the seeds spread over the workers too
-        for candidate in feasible:
+    for candidate in feasible:  # one task per policy and seed: the seeds spread too
+        if candidate.policy in simulated:
             for seed in constants.PREDICTION_SEEDS:
                 prediction = PolicyPrediction.objects.create(
                     recommendation=rec, policy=candidate.policy, user=user, seed=seed,
@@ -241,12 +250,16 @@ def _live_fits(rec: Recommendation, policies: int, run_seconds: float | None) ->
     return expected <= constants.DEADLINE_SECONDS * constants.LIVE_DEADLINE_SHARE
 
 
-def _calibrated_note(note: str, live: bool, analytic: set[str]) -> str:
+def _calibrated_note(note: str, simulated: list[str], live: bool, analytic: set[str]) -> str:
+    """The calibrated answer's note, and which live simulations are running: all
+    policies' (``live``), or those of its close call."""
     if analytic:
         note += f"; analytic score for {', '.join(sorted(analytic))} (not calibrated)"
     if live:
         note += "; live simulations running"
-    return note[:255]
+    elif simulated:
+        note += f"; simulating {', '.join(simulated)} live to settle it"
+    return note[:constants.NOTE_LENGTH]
 
 
 def _calibrating_note(machine: Machine) -> str:
@@ -267,7 +280,7 @@ def _calibrating_note(machine: Machine) -> str:
                 f"machine shape {latest.status} without a result for this job"
                 + (f" ({latest.note})" if latest.note else "")
                 + ": ranked by the analytic score; start a new calibration to answer it")
-    return note[:255]
+    return note[:constants.NOTE_LENGTH]
 
 
 def refresh(rec: Recommendation) -> Recommendation:
@@ -419,7 +432,7 @@ def _record_accept(rec: Recommendation, user, policy: str, entry: dict, candidat
             rec.note = (f"{rec.note} " if rec.note else "") + (
                 f"Accepted on nodes {policy} proposed anew: some of the {rec.node_count} "
                 "ranked (and simulated) nodes were taken before the accept.")
-            rec.note = rec.note[:255]
+            rec.note = rec.note[:constants.NOTE_LENGTH]
             fields.append("note")
         rec.save(update_fields=fields)
         return job

@@ -146,6 +146,9 @@ def _finalize_with_predictions(rec: Recommendation, predictions: list,
         return
     factors = mixed_factors(analytic, cycles, calibrated, default=rec.inputs["default_policy"])
     missing = sorted(set(analytic) - set(cycles))
+    asked = {p.policy for p in predictions}
+    unasked = [p for p in missing if p not in asked]  # outside a close call settled live
+    missing = [p for p in missing if p in asked]
     stand_ins = _stand_ins(missing, calibrated)
     if missing and at_deadline:
         note = f"simulated: {', '.join(sorted(cycles))}; {stand_ins} (their simulations {late})"
@@ -153,11 +156,16 @@ def _finalize_with_predictions(rec: Recommendation, predictions: list,
         note = f"no simulation result for {', '.join(missing)}: {stand_ins} used there"
     else:
         note = ""
-    stand_in_cycles = {p: round(calibrated[p]) for p in missing if p in calibrated}
+    if unasked:
+        note = (f"the calibration's close call between {', '.join(sorted(asked))} settled by "
+                f"live simulation; {_stand_ins(unasked, calibrated)}, which were not that "
+                f"close; " + rec.inputs.get("calibration_note", "calibrated")
+                + (f"; {note}" if note else ""))
+    stand_in_cycles = {p: round(calibrated[p]) for p in missing + unasked if p in calibrated}
     sources = {**dict.fromkeys(stand_in_cycles, str(RecommendationMethod.CALIBRATED)),
                **dict.fromkeys(cycles, str(RecommendationMethod.SIMULATION))}
     store_ranking(rec, factors, RecommendationMethod.SIMULATION, final=True,
-                  cycles={**stand_in_cycles, **cycles}, sources=sources, note=note[:255])
+                  cycles={**stand_in_cycles, **cycles}, sources=sources, note=note)
 
 
 def _stand_ins(missing: list[str], calibrated: dict[str, float]) -> str:

@@ -162,6 +162,8 @@ def _entry(rec: Recommendation, c: dict, factors: dict[str, float], default: str
              "predicted_cycles": cycles.get(c["policy"]),
              "source": sources.get(c["policy"], "analytic"),
              "t_comm": t_comm * rel, "spares": spares}
+    if entry["source"] == "calibrated":  # how far the calibration's seeds of it lay apart
+        entry["seed_spread"] = (rec.inputs.get("calibrated_spread") or {}).get(c["policy"])
     if spares and "error" not in spares:
         entry.update(n_spare=spares["n_spare"], expected_cost=spares["expected_cost"],
                      expected_time=spares["expected_time"], as_is_cost=spares["as_is_cost"])
@@ -233,7 +235,7 @@ def store_ranking(rec: Recommendation, factors: dict[str, float], method: str,
     rec.ranking = ranked + [e for e in entries if "error" in e]
     rec.recommended = recommended
     rec.method = method
-    rec.note = note
+    rec.note = note[:constants.NOTE_LENGTH]
     if final:
         rec.status = RecommendationStatus.READY
         rec.finished_at = timezone.now()

@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from allocation.services import jobs, machines
 from recommendations import constants as recommendation_constants
 from recommendations import services as recommendations
-from recommendations.calibration import synthetic_occupancy
+from recommendations.calibration import CalibrationTable, synthetic_occupancy
 from recommendations.models import Calibration, PolicyPrediction, Recommendation
 from recommendations.services import calibration as calibration_service
 from recommendations.services import predictions
@@ -308,3 +308,76 @@ def test_a_machine_more_fragmented_than_the_calibration_says_so(users, half, mon
     own = ask(users, half, node_count=8)
     assert own.method == "calibrated"
     assert calibration_service.FRAGMENTED_CAVEAT not in own.note
+
+
+def test_the_calibrated_answer_carries_its_spread_and_says_so(users, half, monkeypatch):
+    """Two seeds per point: the answer keeps each policy's spread at its grid point,
+    as the runs give it, and the note names exactly the policies within it of the
+    fastest, read from the runs themselves."""
+    calibration = calibrate(half, seeds=[0, 1])
+    monkeypatch.setattr(recommendation_constants, "LIVE_DEADLINE_SHARE", 0.0)
+    rec = ask(users, half, node_count=16)
+    assert rec.method == "calibrated", rec.note
+    runs: dict[str, list[float]] = {}
+    for run in SimulationRun.objects.filter(sweep_id=calibration.sweep_id):
+        point = run.parameters["point"]
+        if point["node_count"] == 16 and run.summary["completed"]:
+            runs.setdefault(point["policy"], []).append(run.summary["target_cycles"])
+    assert all(len(v) == 2 for v in runs.values()) and len(runs) == 8
+    spread = {p: (max(v) - min(v)) / (sum(v) / 2) for p, v in runs.items()}
+    assert rec.inputs["calibrated_spread"] == pytest.approx(spread)
+    mean = {p: sum(v) / 2 for p, v in runs.items()}
+    placed = [c["policy"] for c in rec.inputs["candidates"] if not c.get("error")]
+    fastest = min(placed, key=mean.get)
+    close = [p for p in placed if p != fastest
+             and mean[p] / mean[fastest] - 1 < max(spread[p], spread[fastest])]
+    assert ("too close to call" in rec.note) == bool(close)
+    assert all(p in rec.note for p in close)
+    assert len(rec.note) <= recommendation_constants.NOTE_LENGTH
+
+
+def expected_close_call(table: CalibrationTable, node_count: int,
+                        load: float) -> tuple[dict[str, float], list[str]]:
+    """The table's cycles for the job and its close call, read from the table here (not
+    by the service under test); asserts it is one that live runs could settle."""
+    cycles, _ = table.completion_cycles("all2all", node_count, load)
+    spread = table.seed_spread("all2all", node_count, load)
+    fastest = min(cycles, key=cycles.get)
+    group = [p for p in cycles if p == fastest or cycles[p] / cycles[fastest] - 1
+             < max(spread[p], spread[fastest])]
+    assert 1 < len(group) < len(cycles)
+    return cycles, group
+
+
+def test_a_close_call_is_settled_live_when_its_runs_fit(users, half, monkeypatch, settings,
+                                                        client_for):
+    """All eight policies' live runs would not fit the deadline, the close call's do:
+    only its policies are simulated live, they are ordered by their live times, the
+    others keep their calibrated times, and the note says so."""
+    calibration = calibrate(half, seeds=[0, 1])
+    table = CalibrationTable.from_dict(calibration.table)
+    cycles, group = expected_close_call(table, 16, 0.5)
+    settings.HX_PREDICTION_PROCESSES = 1
+    run = table.run_seconds("all2all", 16, 0.5)  # one seed a policy here (the fixture)
+    monkeypatch.setattr(recommendation_constants, "LIVE_DEADLINE_SHARE",
+                        run * (len(group) + 0.5) / recommendation_constants.DEADLINE_SECONDS)
+    rec = ask(users, half, node_count=16)
+    assert rec.status == "computing" and rec.method == "calibrated"
+    assert f"simulating {', '.join(sorted(group, key=cycles.get))} live" in rec.note
+    predictions = PolicyPrediction.objects.filter(recommendation=rec)
+    assert sorted(predictions.values_list("policy", flat=True)) == sorted(group)
+    page = client_for("viewer").get(f"/recommendations/{rec.pk}/").content.decode()
+    assert "Simulating the policies the calibration cannot order" in page
+    for prediction in predictions:
+        recommendations.run_prediction(prediction.pk)
+    rec.refresh_from_db()
+    assert rec.status == "ready" and rec.method == "simulation"
+    assert "settled by live simulation" in rec.note
+    entries = {e["policy"]: e for e in rec.ranking if "error" not in e}
+    live = {p.policy: p.result["completion_cycles"]
+            for p in PolicyPrediction.objects.filter(recommendation=rec)}
+    assert {p: e["source"] for p, e in entries.items()} == {
+        p: "simulation" if p in group else "calibrated" for p in entries}
+    assert all(entries[p]["predicted_cycles"] == live[p] for p in group)
+    assert sorted(group, key=lambda p: entries[p]["relative_comm"]) == sorted(
+        group, key=lambda p: (live[p], p))

@@ -101,9 +101,41 @@ def test_seeds_average_and_a_run_that_did_not_complete_leaves_its_cell_out():
 def test_the_table_round_trips_through_json():
     import json
 
-    table = build_table(_results({(0.0, 16, "row"): 10, (0.75, 64, "diagonal"): 20}))
+    table = build_table([*_results({(0.0, 16, "row"): 10, (0.75, 64, "diagonal"): 20}),
+                         PointResult("all2all", 16, 0.0, "row", 30, 1.0)])
     again = CalibrationTable.from_dict(json.loads(json.dumps(table.as_dict())))
     assert again.cells == table.cells and again.wall == table.wall
+    assert again.spread == table.spread == {"all2all": {0.0: {16: {"row": 1.0}}}}
+    # a table stored before seed spreads were kept reads as one without them
+    older = {k: v for k, v in table.as_dict().items() if k != "spread"}
+    assert CalibrationTable.from_dict(older).seed_spread("all2all", 16, 0.0) == {}
+
+
+def _seeds(values: dict[tuple[float, int, str], tuple[float, ...]]) -> list[PointResult]:
+    return [PointResult("all2all", n, u, p, c, 1.0)
+            for (u, n, p), cycles in values.items() for c in cycles]
+
+
+def test_the_seeds_spread_is_kept_per_cell_and_read_over_the_points_an_answer_uses():
+    """(largest - smallest) / mean of a cell's seeds; an answer's spread per policy is the
+    largest over the cells it interpolates between, at the bracketing sizes and loads
+    only; a cell of one seed, or with a run that did not complete, has none."""
+    table = build_table(_seeds({
+        (0.5, 16, "row"): (900, 1100), (0.5, 64, "row"): (3000, 5000),
+        (0.5, 256, "row"): (1000, 9000), (0.0, 64, "row"): (1000, 1000),
+        (0.5, 16, "diagonal"): (800,), (0.5, 64, "diagonal"): (700, 700)})
+        + [PointResult("all2all", 64, 0.5, "l_shape", c, 1.0) for c in (100, 300, None)])
+    assert table.spread["all2all"][0.5][16] == {"row": pytest.approx(0.2)}  # one-seed diagonal
+    assert table.spread["all2all"][0.5][64] == {"row": pytest.approx(0.5), "diagonal": 0.0}
+    assert table.seed_spread("all2all", 16, 0.5) == {"row": pytest.approx(0.2)}
+    # 32 nodes lies between 16 and 64: row's larger spread (64) counts, 256's does not
+    assert table.seed_spread("all2all", 32, 0.5) == {"row": pytest.approx(0.5),
+                                                     "diagonal": 0.0}
+    assert table.seed_spread("all2all", 128, 0.5)["row"] == pytest.approx(1.6)
+    # between loads 0 and 0.5 at 64 nodes: both loads' cells; at load 0 alone, none
+    assert table.seed_spread("all2all", 64, 0.25)["row"] == pytest.approx(0.5)
+    assert table.seed_spread("all2all", 64, 0.0)["row"] == 0.0
+    assert table.seed_spread("stencil4", 64, 0.5) == {}
 
 
 def test_the_grid_round_trips():

@@ -95,20 +95,42 @@ def test_the_start_page_is_for_operators(client_for, half):
     assert bad.status_code == 400
 
 
-def test_a_calibrated_recommendation_says_so_with_its_age(api, client_for, half, monkeypatch):
-    calibration, _ = recommendations.start_calibration(half, axes=SMALL_GRID)
+def calibrated_answer(api, machine, monkeypatch, axes: dict, node_count: int):
+    """Calibrate ``machine`` on ``axes`` inline, then ask the API for an all-to-all of
+    ``node_count`` nodes with no live simulation allowed: (calibration, response body)."""
+    calibration, _ = recommendations.start_calibration(machine, axes=axes)
     calibration = recommendations.prepare_calibration(calibration.pk)
     run_pending(SimulationRun.objects.filter(sweep_id=calibration.sweep_id))
     monkeypatch.setattr(recommendation_constants, "LIVE_DEADLINE_SHARE", 0.0)
-    body = api("operator").post("/api/v1/recommendations/", {
-        "machine": "half", "node_count": 12, "pattern": "all2all", "t_cmpt": 100,
-        "t_comm": 50}, format="json").json()
+    return calibration, api("operator").post("/api/v1/recommendations/", {
+        "machine": machine.name, "node_count": node_count, "pattern": "all2all",
+        "t_cmpt": 100, "t_comm": 50}, format="json").json()
+
+
+def test_a_calibrated_recommendation_says_so_with_its_age(api, client_for, half, monkeypatch):
+    calibration, body = calibrated_answer(api, half, monkeypatch, SMALL_GRID, 12)
     assert body["status"] == "ready" and body["method"] == "calibrated"
     assert body["calibration"]["id"] == calibration.pk
     assert body["calibration"]["age_seconds"] is not None
     assert body["calibration"]["engine_version"] == calibration.engine_version
     html = client_for("viewer").get(f"/recommendations/{body['id']}/").content.decode()
     assert 'data-method="calibrated"' in html and f"calibration {calibration.pk}" in html
+
+
+def test_a_calibrated_ranking_shows_how_far_the_seeds_lay_apart(api, client_for, half,
+                                                                 monkeypatch):
+    """Two seeds per point: each calibrated entry carries its seed spread (the API's
+    ``seed_spread``, the page's "seeds N % apart"), the recommendation's inputs the
+    spread per policy it was read from."""
+    _, body = calibrated_answer(api, half, monkeypatch, {**SMALL_GRID, "seeds": [0, 1]}, 16)
+    assert body["method"] == "calibrated"
+    spread = body["inputs"]["calibrated_spread"]
+    assert set(spread) == set(SMALL_GRID["policies"])
+    entries = [e for e in body["ranking"] if e.get("source") == "calibrated"]
+    assert {e["policy"]: e["seed_spread"] for e in entries} == spread  # the others analytic
+    assert not any("seed_spread" in e for e in body["ranking"] if e.get("source") == "analytic")
+    html = client_for("viewer").get(f"/recommendations/{body['id']}/").content.decode()
+    assert html.count(" apart</small>") == len(entries) == 3
 
 
 def test_an_analytic_answer_while_calibrating_says_why(client_for, api, half, monkeypatch,
