@@ -213,8 +213,10 @@ def refresh_calibration(calibration: Calibration) -> Calibration:
     read again, so a caller polling the one ``start_calibration`` returned sees them."""
     if calibration.status == CalibrationStatus.RUNNING and calibration.sweep_id is None:
         calibration.refresh_from_db(fields=["sweep", "status"])
-    if calibration.status != CalibrationStatus.RUNNING or calibration.sweep_id is None:
+    if calibration.sweep_id is None:
         return calibration
+    if calibration.status != CalibrationStatus.RUNNING:
+        return _with_seed_spreads(calibration)
     runs = SimulationRun.objects.filter(sweep_id=calibration.sweep_id)
     succeeded = runs.filter(status=RunStatus.SUCCEEDED).count()
     ended = runs.filter(status__in=TERMINAL_RUN_STATUSES).count()
@@ -235,6 +237,19 @@ def refresh_calibration(calibration: Calibration) -> Calibration:
             calibration.finished_at = timezone.now()
             fields += ["status", "finished_at"]
         calibration.save(update_fields=fields)
+    return calibration
+
+
+def _with_seed_spreads(calibration: Calibration) -> Calibration:
+    """A finished calibration whose table was built before tables kept their seeds'
+    spread gets it, rebuilt once from the same runs (its cells are unchanged)."""
+    if "spread" in calibration.table or not calibration.points_done:
+        return calibration
+    with transaction.atomic():
+        calibration = Calibration.objects.select_for_update().get(pk=calibration.pk)
+        if "spread" not in calibration.table:
+            calibration.table = build_table(_point_results(calibration)).as_dict()
+            calibration.save(update_fields=["table"])
     return calibration
 
 

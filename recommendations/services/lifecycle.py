@@ -206,7 +206,8 @@ def _create(user, machine: Machine, name: str, external_id: str, inputs: dict,
         rec.inputs["calibrated_spread"] = calibrated.spread
         close = calibration.close_call(rec.inputs["candidates"], calibrated.cycles,
                                        calibrated.spread)
-        if not live and len(close) > 1 and _live_fits(rec, len(close), calibrated.run_seconds):
+        if not live and len(close) > 1 and _live_fits(rec, len(close), calibrated.run_seconds,
+                                                      key="close_call_live_seconds"):
             simulated = rec.inputs["close_call"] = close  # the calibration cannot order them
         rec.inputs["calibration_note"] = calibrated.note() + calibration.fragmentation_caveat(
             machine, rec.inputs["candidates"], rec.inputs["held_fraction"],
@@ -237,16 +238,18 @@ def _create(user, machine: Machine, name: str, external_id: str, inputs: dict,
     return rec
 
 
-def _live_fits(rec: Recommendation, policies: int, run_seconds: float | None) -> bool:
-    """Whether every policy's live simulation is expected to end well within the
-    deadline on the worker processes predictions can count on: one run takes
-    ``run_seconds`` (the calibration's own run times), else the engine's rate estimate.
-    Each (policy, seed) run is a task of its own, so the runs spread over the
-    processes in rounds: more processes than runs do not help."""
+def _live_fits(rec: Recommendation, policies: int, run_seconds: float | None,
+               key: str = "expected_live_seconds") -> bool:
+    """Whether the live simulations of ``policies`` policies are expected to end well
+    within the deadline on the worker processes predictions can count on (the
+    expected seconds kept in ``rec.inputs[key]``): one run takes ``run_seconds`` (the
+    calibration's own run times), else the engine's rate estimate. Each (policy,
+    seed) run is a task of its own, so the runs spread over the processes in rounds:
+    more processes than runs do not help."""
     seconds = run_seconds if run_seconds is not None else expected_run_seconds(rec)
     runs = policies * len(constants.PREDICTION_SEEDS)
     expected = seconds * math.ceil(runs / settings.HX_PREDICTION_PROCESSES)
-    rec.inputs["expected_live_seconds"] = round(expected, 2)
+    rec.inputs[key] = round(expected, 2)
     return expected <= constants.DEADLINE_SECONDS * constants.LIVE_DEADLINE_SHARE
 
 

@@ -364,6 +364,7 @@ def test_a_close_call_is_settled_live_when_its_runs_fit(users, half, monkeypatch
     rec = ask(users, half, node_count=16)
     assert rec.status == "computing" and rec.method == "calibrated"
     assert f"simulating {', '.join(sorted(group, key=cycles.get))} live" in rec.note
+    assert rec.inputs["expected_live_seconds"] > rec.inputs["close_call_live_seconds"]
     predictions = PolicyPrediction.objects.filter(recommendation=rec)
     assert sorted(predictions.values_list("policy", flat=True)) == sorted(group)
     page = client_for("viewer").get(f"/recommendations/{rec.pk}/").content.decode()
@@ -381,3 +382,17 @@ def test_a_close_call_is_settled_live_when_its_runs_fit(users, half, monkeypatch
     assert all(entries[p]["predicted_cycles"] == live[p] for p in group)
     assert sorted(group, key=lambda p: entries[p]["relative_comm"]) == sorted(
         group, key=lambda p: (live[p], p))
+
+
+def test_a_table_built_before_seed_spreads_gets_them_from_its_runs(users, half):
+    """A ready calibration stored without spreads (as before they were kept) is rebuilt
+    once from the same runs on its next read: the same cells, now with spreads."""
+    calibration = calibrate(half, seeds=[0, 1])
+    built = calibration.table
+    assert built["spread"]["all2all"]
+    Calibration.objects.filter(pk=calibration.pk).update(
+        table={k: v for k, v in built.items() if k != "spread"})
+    current = calibration_service.current_calibration(half)
+    assert current.pk == calibration.pk and current.table == built
+    calibration.refresh_from_db()
+    assert calibration.table == built and calibration.status == "ready"
