@@ -193,14 +193,14 @@ def portal_answer(shape: MachineShape, live_runs: list[Task], live: dict[str, fl
                   run_seconds: float) -> tuple[str, str]:
     """What the portal would answer, and how: ``live`` when every policy's runs fit the
     deadline on ``HX_PREDICTION_PROCESSES`` (its live best), ``settled`` when only the
-    close call's do (its policies by their live times, the others by the calibration:
-    ``predictions.mixed_factors``), else ``calibrated``. Run times are the
+    close call's do (its policies reordered by their live times:
+    ``predictions.settled_close_call``), else ``calibrated``. Run times are the
     calibration's CPU seconds on this host, as the portal reads them."""
     from django.conf import settings
 
     from recommendations import constants
     from recommendations.services import calibration as service
-    from recommendations.services.predictions import mixed_factors
+    from recommendations.services.predictions import settled_close_call
 
     def fits(policies: int) -> bool:
         rounds = math.ceil(policies * len(constants.PREDICTION_SEEDS)
@@ -212,9 +212,8 @@ def portal_answer(shape: MachineShape, live_runs: list[Task], live: dict[str, fl
     group = service.close_call(_candidates(shape, live_runs)[0], calibrated, seed_spread)
     if len(group) < 2 or not fits(len(group)):
         return min(calibrated, key=calibrated.get), "calibrated"
-    factors = mixed_factors(dict.fromkeys(calibrated, 1.0), {p: live[p] for p in group},
-                            calibrated, default=settings.HX_DEFAULT_POLICY)
-    return min(factors, key=factors.get), "settled"
+    settled = settled_close_call(calibrated, live, group)
+    return min(settled, key=settled.get), "settled"
 
 
 def evaluate(case, cache: Path, pattern: str, notes: bool = True) -> dict | None:

@@ -144,7 +144,12 @@ def _finalize_with_predictions(rec: Recommendation, predictions: list,
                        note=f"simulations {late}; ranked by the analytic score" if at_deadline
                        else "every simulation failed; ranked by the analytic score")
         return
-    factors = mixed_factors(analytic, cycles, calibrated, default=rec.inputs["default_policy"])
+    if rec.inputs.get("close_call"):
+        factors = calibrated_factors(analytic, settled_close_call(
+            calibrated, cycles, rec.inputs["close_call"]))
+    else:
+        factors = mixed_factors(analytic, cycles, calibrated,
+                                default=rec.inputs["default_policy"])
     missing = sorted(set(analytic) - set(cycles))
     asked = {p.policy for p in predictions}
     unasked = [p for p in missing if p not in asked]  # outside a close call settled live
@@ -192,6 +197,19 @@ def mixed_factors(analytic: dict[str, float], *measured: dict[str, float],
         out[policy] = (layer[policy] / layer[reference] if layer is not None
                        else analytic[policy] / analytic[reference])
     return out
+
+
+def settled_close_call(calibrated: dict[str, float], live: dict[str, float],
+                       close_call: list[str]) -> dict[str, float]:
+    """The calibrated cycles with the close call's policies that have a live result
+    reordered by it: they take their own calibrated times, sorted, in their live order.
+    The calibration cannot order them, the live runs can; but live and calibrated
+    times are not on one scale (the calibration's machine is not this one), so the
+    live times order the close call without moving it among the other policies."""
+    measured = [p for p in close_call if p in live and p in calibrated]
+    slots = sorted(calibrated[p] for p in measured)
+    order = sorted(measured, key=lambda p: (live[p], p))
+    return {**calibrated, **dict(zip(order, slots, strict=True))}
 
 
 def calibrated_factors(analytic: dict[str, float], calibrated: dict[str, float]
