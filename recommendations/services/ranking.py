@@ -171,6 +171,11 @@ def _entry(rec: Recommendation, c: dict, factors: dict[str, float], default: str
         entry.update(n_spare=0, expected_cost=rec.node_count * (
             rec.inputs["t_cmpt"] + t_comm * rel), expected_time=None, as_is_cost=None)
     entry["reason"] = _reason(entry, default, rec.pattern, rec.node_count)
+    close_call = rec.inputs.get("close_call") or []
+    if entry["source"] == "simulation" and c["policy"] in close_call:
+        entry["reason"] += (" The calibration could not order it against "
+                            f"{_join([p for p in close_call if p != c['policy']])}: the live "
+                            "runs did, and it keeps a place among their calibrated times.")
     return entry
 
 

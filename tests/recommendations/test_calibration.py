@@ -380,6 +380,7 @@ def test_a_close_call_is_settled_live_when_its_runs_fit(users, half, monkeypatch
     assert {p: e["source"] for p, e in entries.items()} == {
         p: "simulation" if p in group else "calibrated" for p in entries}
     assert all(entries[p]["predicted_cycles"] == live[p] for p in group)
+    assert all(("could not order it" in e["reason"]) == (p in group) for p, e in entries.items())
     # the close call takes its own calibrated times in its live order; no policy moves
     # among the others (live and calibrated times are not on one scale)
     settled = {**cycles, **dict(zip(sorted(group, key=lambda p: (live[p], p)),
