@@ -74,12 +74,16 @@ def line(name: str, xs: Sequence[float], ys: Sequence[float | None], *, colour: 
     return out
 
 
-def band(name: str, xs: Sequence[float], lows: Sequence[float], highs: Sequence[float], *,
-         colour: int = 0) -> dict:
-    """A shaded interval (e.g. a 95 % interval) under the series of the same colour."""
-    return {"name": name, "style": "band", "colour": colour,
-            "points": [[_num(x), _num(lo), _num(hi)]
-                       for x, lo, hi in zip(xs, lows, highs, strict=True)]}
+def band(name: str, xs: Sequence[float], lows: Sequence[float | None],
+         highs: Sequence[float | None], *, colour: int = 0, legend: bool = True) -> dict:
+    """A shaded interval (e.g. a 95 % interval) under the series of the same colour
+    (``legend``: listed in the chart's legend; off where its line already names it)."""
+    out = {"name": name, "style": "band", "colour": colour,
+           "points": [[_num(x), _num(lo), _num(hi)]
+                      for x, lo, hi in zip(xs, lows, highs, strict=True)]}
+    if not legend:
+        out["legend"] = False
+    return out
 
 
 def bars(name: str, values: Sequence[float | None], *, colour: int = 0,

@@ -36,9 +36,11 @@ def calibration_charts(calibration: Calibration, load: float) -> list[dict]:
     """Per calibrated pattern: each policy's completion time relative to the baseline
     policy against the job size, at ``load`` (what a recommendation interpolates)."""
     cells = (calibration.table or {}).get("cells", {})
+    spreads = (calibration.table or {}).get("spread", {})
     out = []
     for pattern in sorted(cells):
         rows = cells[pattern].get(repr(float(load))) or {}
+        spread = (spreads.get(pattern) or {}).get(repr(float(load))) or {}
         sizes = sorted(int(n) for n in rows)
         if not sizes:
             continue
@@ -46,10 +48,19 @@ def calibration_charts(calibration: Calibration, load: float) -> list[dict]:
         series = []
         for i, policy in enumerate(policies):
             ys = [_relative(rows[str(n)], policy) for n in sizes]
+            ranges = [(spread.get(str(n)) or {}).get(policy) for n in sizes]
+            if any(r is not None for r in ranges):  # two seeds: the mean -+ half their range
+                lows = [y * (1 - r / 2) if y and r is not None else None
+                        for y, r in zip(ys, ranges, strict=True)]
+                highs = [y * (1 + r / 2) if y and r is not None else None
+                         for y, r in zip(ys, ranges, strict=True)]
+                series.append(charts.band(f"{policy}: seeds' range", sizes, lows, highs,
+                                          colour=i, legend=False))
             series.append(charts.line(policy, sizes, ys, colour=i, points=True))
         out.append(charts.xy_chart(
             f"calibration-{pattern}",
-            f"{pattern} at {load:.0%} load: completion time relative to {BASELINE_POLICY}",
+            f"{pattern} at {load:.0%} load: completion time relative to {BASELINE_POLICY}"
+            + (" (shaded: the range of its seeds)" if spread else ""),
             charts.axis("job size", "nodes", scale="log"),
             charts.axis(f"time / {BASELINE_POLICY}", "×"),
             series, hlines=[(1.0, BASELINE_POLICY)],

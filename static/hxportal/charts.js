@@ -159,7 +159,8 @@
         datasets.push({ label: s.name + " (low)", data: low, borderWidth: 0, pointRadius: 0,
                         backgroundColor: colour + BAND, fill: false, hxBand: true });
         datasets.push({ label: s.name, data: high, borderWidth: 0, pointRadius: 0,
-                        backgroundColor: colour + BAND, fill: "-1", hxBand: true });
+                        backgroundColor: colour + BAND, fill: "-1", hxBand: true,
+                        hxNoLegend: s.legend === false });
         continue;
       }
       const data = s.points.map((p) => ({ x: p[0], y: p[1] }));
@@ -194,7 +195,10 @@
         parsing: true,
         scales: { x: scaleOptions(spec.x, xs, true), y: scaleOptions(spec.y, ys, false) },
         plugins: {
-          legend: { labels: { filter: (item, data) => !data.datasets[item.datasetIndex].label.endsWith("(low)") } },
+          legend: { labels: { filter: (item, data) => {
+            const ds = data.datasets[item.datasetIndex];
+            return !ds.label.endsWith("(low)") && !ds.hxNoLegend;
+          } } },
           tooltip: {
             filter: (item) => !item.dataset.hxRef && !item.dataset.label.endsWith("(low)"),
             callbacks: {

@@ -119,7 +119,7 @@ def seed_site(owner, m4) -> dict:
     for sweep_run in sweep.runs.all():
         simulations.execute_run(sweep_run.pk)
     calibration, _ = recommendations.start_calibration(hx, axes={
-        "patterns": ["all2all"], "sizes": [8, 32], "loads": [0.375], "seeds": [0],
+        "patterns": ["all2all"], "sizes": [8, 32], "loads": [0.375], "seeds": [0, 1],
         "policies": ["row", "diagonal", "random_switch"]})
     calibration = recommendations.prepare_calibration(calibration.pk)
     for calibration_run in calibration.sweep.runs.all():

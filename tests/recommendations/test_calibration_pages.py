@@ -152,3 +152,21 @@ def test_the_command_calibrates_inline(half, capsys):
     calibration = Calibration.objects.get()
     assert calibration.status == "ready" and calibration.points_done == 2
     assert f"calibration {calibration.pk}: ready, 2 runs answer" in out
+
+
+def test_the_calibration_chart_shades_each_policys_seed_range():
+    """Two seeds: a band under each policy's line from its smaller to its larger seed,
+    relative to the baseline's mean, kept out of the legend; one seed: no band."""
+    from recommendations.calibration.table import PointResult, build_table
+    from recommendations.charts import calibration_charts
+
+    runs = [PointResult("all2all", n, 0.5, p, c, 1.0) for n, p, c in [
+        (8, "diagonal", 1000), (8, "diagonal", 1000), (8, "row", 1100), (8, "row", 1500),
+        (16, "diagonal", 2000), (16, "diagonal", 2000), (16, "row", 2400)]]
+    chart, = calibration_charts(Calibration(table=build_table(runs).as_dict()), 0.5)
+    bands = [s for s in chart["series"] if s["style"] == "band"]
+    assert [b["name"] for b in bands] == ["diagonal: seeds' range", "row: seeds' range"]
+    assert all(b["legend"] is False for b in bands)
+    row = next(b for b in bands if b["name"].startswith("row"))
+    assert row["points"] == [[8, pytest.approx(1.1), pytest.approx(1.5)], [16, None, None]]
+    assert "shaded: the range of its seeds" in chart["title"]
