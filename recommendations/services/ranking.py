@@ -173,6 +173,7 @@ def _entry(rec: Recommendation, c: dict, factors: dict[str, float], default: str
     entry["reason"] = _reason(entry, default, rec.pattern, rec.node_count)
     close_call = rec.inputs.get("close_call") or []
     if entry["source"] == "simulation" and c["policy"] in close_call:
+        entry["settled"] = True  # its factor is a calibrated time, placed by the live runs
         entry["reason"] += (" The calibration could not order it against "
                             f"{_join([p for p in close_call if p != c['policy']])}: the live "
                             "runs did, and it keeps a place among their calibrated times.")
@@ -298,12 +299,14 @@ def _refuse_spread(entries: list[dict], held_fraction: float, simulated: bool) -
         gain = 1 - entry["relative_comm"] / best_local["relative_comm"]
         other = best_local["policy"]
         if simulated and gain >= needed:
-            measure = "calibration" if entry.get("source") == "calibrated" else "simulation"
+            measure = ("calibration" if entry.get("source") == "calibrated" or entry.get("settled")
+                   else "simulation")
             entry["reason"] += (f" Recommended although it {_join(why)}: the {measure} shows "
                                 f"it {gain:.0%} faster than {other}, more than the "
                                 f"{needed:.0%} that is worth.")
             continue
-        measure = "calibration" if entry.get("source") == "calibrated" else "simulation"
+        measure = ("calibration" if entry.get("source") == "calibrated" or entry.get("settled")
+                   else "simulation")
         shown = (f"the {measure} shows it only {gain:.0%} faster" if gain > 0 else
                  f"the {measure} shows it no faster") if simulated else \
             "no simulation has finished yet to show it faster"

@@ -381,6 +381,8 @@ def test_a_close_call_is_settled_live_when_its_runs_fit(users, half, monkeypatch
         p: "simulation" if p in group else "calibrated" for p in entries}
     assert all(entries[p]["predicted_cycles"] == live[p] for p in group)
     assert all(("could not order it" in e["reason"]) == (p in group) for p, e in entries.items())
+    assert {p for p, e in entries.items() if e.get("settled")} == set(group)
+    assert not any("the simulation shows" in e["reason"] for e in entries.values())
     # the close call takes its own calibrated times in its live order; no policy moves
     # among the others (live and calibrated times are not on one scale)
     settled = {**cycles, **dict(zip(sorted(group, key=lambda p: (live[p], p)),
