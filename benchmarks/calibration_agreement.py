@@ -230,10 +230,13 @@ def evaluate(case, cache: Path, pattern: str, notes: bool = True) -> dict | None
                                     or found[t.key]["wall_seconds"])
                         for t in point_runs)
     answer = table.completion_cycles(pattern, n, u)
-    per_policy: dict[str, list] = {}
+    from recommendations.services.predictions import seed_rivals
+
+    per_policy: dict[str, dict[int, int | None]] = {}
     for t in live_runs:
-        per_policy.setdefault(t.label[-2], []).append(found[t.key]["completion_cycles"])
-    live = {p: sum(v) / len(v) for p, v in per_policy.items() if None not in v}
+        per_policy.setdefault(t.label[-2], {})[t.label[-1]] = found[t.key]["completion_cycles"]
+    per_seed = {p: v for p, v in per_policy.items() if None not in v.values()}
+    live = {p: sum(v.values()) / len(v) for p, v in per_seed.items()}
     if answer is None or not live:
         return None
     calibrated, coverage = answer
@@ -245,6 +248,7 @@ def evaluate(case, cache: Path, pattern: str, notes: bool = True) -> dict | None
     pick, how = portal_answer(shape, live_runs, live, common, seed_spread,
                               table.run_seconds(pattern, n, u) or math.inf)
     errors = [abs(common[p] / live[p] - 1) for p in common]
+    rivals = seed_rivals(per_seed)[1] if len(per_seed) > 1 else {}
     return {"shape": shape_label(shape), "size": n, "load": u, "live": live,
             "calibrated": common, "live_best": live_best, "cal_best": cal_best,
             "agree": live_best == cal_best, "tau": kendall_tau(live, common),
@@ -253,19 +257,28 @@ def evaluate(case, cache: Path, pattern: str, notes: bool = True) -> dict | None
             "spread": max(live.values()) / live[live_best] - 1,
             "error": statistics.median(errors), "coverage": coverage.describe(), "note": note,
             "uncalibrated": sorted(set(live) - set(calibrated)),
+            "live_rivals": sorted(rivals), "pick_rival": cal_best in rivals,
             "seconds": sum(found[t.key]["wall_seconds"] for t in point_runs + live_runs)}
+
+
+def _seeds_column(row: dict) -> str:
+    """``-`` when every live seed puts the live best first, else how many policies beat
+    it at some seed, ``*`` when the calibrated pick is one of them."""
+    if not row["live_rivals"]:
+        return "-"
+    return f"{len(row['live_rivals'])}{'*' if row['pick_rival'] else ''}"
 
 
 def report(rows: list[dict], missing: list[str]) -> None:
     print(f"{'machine':<12} {'size':>5} {'load':>5} {'live best':<22} {'calibrated best':<22} "
           f"{'agree':>5} {'tau':>6} {'regret':>7} {'spread':>7} {'cyc err':>7} {'note':<36} "
-          f"{'portal answer':<34} {'regret':>7} coverage")
+          f"{'portal answer':<34} {'regret':>7} {'seeds':>7} coverage")
     for r in rows:
         print(f"{r['shape']:<12} {r['size']:>5} {r['load']:>5.0%} {r['live_best']:<22} "
               f"{r['cal_best']:<22} {'yes' if r['agree'] else 'NO':>5} {r['tau']:>6.2f} "
               f"{r['regret']:>7.2%} {r['spread']:>7.1%} {r['error']:>7.1%} {r['note']:<36} "
               f"{r['pick'] + ' (' + r['how'] + ')':<34} {r['pick_regret']:>7.2%} "
-              f"{r['coverage']}")
+              f"{_seeds_column(r):>7} {r['coverage']}")
     print("\nlive/calibrated completion cycles per policy (mean of the seeds run), live order:")
     for r in rows:
         parts = ", ".join(f"{p} {r['live'][p]:.0f}/{r['calibrated'].get(p, float('nan')):.0f}"
@@ -307,6 +320,14 @@ def report(rows: list[dict], missing: list[str]) -> None:
               f"{sum(r['pick_regret'] <= 0.01 for r in rows)}, mean regret "
               f"{statistics.mean(r['pick_regret'] for r in rows):.2%}, max "
               f"{max(r['pick_regret'] for r in rows):.2%}")
+        split = [r for r in rows if r["live_rivals"]]
+        misses = [r for r in rows if r["regret"] > 0.01]
+        unsure = ", ".join(f"{r['regret']:.1%}" for r in misses if r["pick_rival"]) or "-"
+        print(f"the live seeds disagree on the fastest (some policy beats the live best at "
+              f"some seed) in {len(split)} of {len(rows)} cases; of the {len(misses)} "
+              f"calibrated misses by more than 1 %, {sum(r['pick_rival'] for r in misses)} "
+              f"picked such a policy (regrets {unsure}): against those the live answer is "
+              f"no surer")
         print(f"calibrated cycles vs live, per case median |error|: median "
               f"{statistics.median(r['error'] for r in rows):.1%}, "
               f"max {max(r['error'] for r in rows):.1%}")

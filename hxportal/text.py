@@ -5,7 +5,7 @@ Templates use Django's ``pluralize`` filter or ``count_of`` (which calls this).
 
 from __future__ import annotations
 
-__all__ = ["plural", "pluralize"]
+__all__ = ["join_words", "plural", "pluralize"]
 
 _IRREGULAR = {"is": "are", "was": "were", "has": "have"}
 
@@ -38,3 +38,12 @@ def pluralize(count: int | float, noun: str, plural_form: str | None = None) -> 
     word = noun if count == 1 else (plural_form or plural(noun))
     number = f"{count:,}" if isinstance(count, int) else f"{count:,g}"
     return f"{number} {word}"
+
+
+def join_words(words: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``.
+
+    >>> join_words(["row"]), join_words(["row", "diagonal"]), join_words(["a", "b", "c"])
+    ('row', 'row and diagonal', 'a, b and c')
+    """
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"

@@ -11,6 +11,7 @@ from allocation.hyperx import BASELINE_POLICY
 from allocation.models import Machine
 from hxportal.models import TERMINAL_RUN_STATUSES, RunStatus
 from hxportal.runs import RunReporter, execute
+from hxportal.text import join_words
 from recommendations import constants
 from recommendations.models import (
     PolicyPrediction,
@@ -18,7 +19,12 @@ from recommendations.models import (
     RecommendationMethod,
     RecommendationStatus,
 )
-from recommendations.services.ranking import analytic_factors, store_ranking
+from recommendations.services.ranking import (
+    NO_SEEDS,
+    SeedVerdict,
+    analytic_factors,
+    store_ranking,
+)
 from simulation import services as simulation
 from simulation.models import RunOrigin
 
@@ -78,20 +84,62 @@ def predict_work(prediction: PolicyPrediction, reporter: RunReporter) -> dict:
             "cpu_seconds": result.get("cpu_seconds")}
 
 
-def policy_cycles(predictions: list[PolicyPrediction]) -> dict[str, int]:
-    """Each policy's mean completion cycles over its seeds, for the policies whose every
+def seed_cycles(predictions: list[PolicyPrediction]) -> dict[str, dict[int, int]]:
+    """Each policy's completion cycles per engine seed, for the policies whose every
     seed succeeded and completed (a policy missing a seed is not simulated: its mean
     would be another estimator than the others')."""
     by_policy: dict[str, list[PolicyPrediction]] = {}
     for p in predictions:
         by_policy.setdefault(p.policy, []).append(p)
-    cycles = {}
+    out = {}
     for policy, runs in by_policy.items():
-        done = [p.result["completion_cycles"] for p in runs
-                if p.status == RunStatus.SUCCEEDED and p.result and p.result.get("completed")]
+        done = {p.seed: p.result["completion_cycles"] for p in runs
+                if p.status == RunStatus.SUCCEEDED and p.result and p.result.get("completed")}
         if len(done) == len(runs):
-            cycles[policy] = round(sum(done) / len(done))
-    return cycles
+            out[policy] = done
+    return out
+
+
+def policy_cycles(predictions: list[PolicyPrediction]) -> dict[str, int]:
+    """Each policy's mean completion cycles over its seeds (:func:`seed_cycles`)."""
+    return {policy: round(sum(per_seed.values()) / len(per_seed))
+            for policy, per_seed in seed_cycles(predictions).items()}
+
+
+def seed_rivals(per_seed: dict[str, dict[int, int]]) -> tuple[str, dict[str, list[int]]]:
+    """(the fastest policy on the mean of its seeds, the policies that beat it at some
+    seed with those seeds). One seed draws the other jobs' traffic for every policy
+    alike, so a policy faster than the fastest at one of them is one the seeds cannot
+    order against it: on a large machine that traffic alone moves a run by a third.
+
+    >>> seed_rivals({"a": {0: 100, 1: 120}, "b": {0: 90, 1: 150}, "c": {0: 130, 1: 130}})
+    ('a', {'b': [0]})
+    """
+    means = {p: sum(c.values()) / len(c) for p, c in per_seed.items()}
+    fastest = min(means, key=lambda p: (means[p], p))
+    rivals = {}
+    for policy, cycles in per_seed.items():
+        beat = sorted(s for s, c in cycles.items()
+                      if s in per_seed[fastest] and c < per_seed[fastest][s])
+        if policy != fastest and beat:
+            rivals[policy] = beat
+    return fastest, rivals
+
+
+def seed_caveat(per_seed: dict[str, dict[int, int]]) -> str:
+    """The note's words when the seeds disagree on the fastest policy, else ``""``."""
+    if len(per_seed) < 2:
+        return ""
+    fastest, rivals = seed_rivals(per_seed)
+    if not rivals:
+        return ""
+    seeds = sorted({s for c in per_seed.values() for s in c})
+    beaten = [f"{p} at seed{'s' if len(s) > 1 else ''} {', '.join(map(str, s))}"
+              for p, s in sorted(rivals.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+    return (f"the seeds do not agree on the fastest: {fastest} is the fastest on the mean "
+            f"of seeds {', '.join(map(str, seeds))}, but {join_words(beaten)} "
+            f"{'was' if len(beaten) == 1 else 'were'} faster (each seed draws the other "
+            f"jobs' traffic anew; the policies are too close for {len(seeds)} seeds to order)")
 
 
 def run_prediction(prediction_id: int) -> str | None:
@@ -129,7 +177,8 @@ def _finalize_with_predictions(rec: Recommendation, predictions: list,
                                at_deadline: bool = False) -> None:
     analytic = analytic_factors(rec.inputs["candidates"], rec.inputs.get("held_fraction", 0))
     calibrated = rec.inputs.get("calibrated_cycles") or {}
-    cycles = policy_cycles(predictions)
+    per_seed = seed_cycles(predictions)
+    cycles = {policy: round(sum(c.values()) / len(c)) for policy, c in per_seed.items()}
     late = f"did not finish within {constants.DEADLINE_SECONDS} s"
     if not cycles:
         if calibrated:
@@ -166,11 +215,17 @@ def _finalize_with_predictions(rec: Recommendation, predictions: list,
                 f"live simulation; {_stand_ins(unasked, calibrated)}, which were not that "
                 f"close; " + rec.inputs.get("calibration_note", "calibrated")
                 + (f"; {note}" if note else ""))
+    simulated = {p: c for p, c in per_seed.items() if p in factors}
+    verdict = SeedVerdict(simulated, *seed_rivals(simulated)) if len(simulated) > 1 else \
+        NO_SEEDS
+    if caveat := seed_caveat(simulated):
+        note = f"{note}; {caveat}" if note else caveat
     stand_in_cycles = {p: round(calibrated[p]) for p in missing + unasked if p in calibrated}
     sources = {**dict.fromkeys(stand_in_cycles, str(RecommendationMethod.CALIBRATED)),
                **dict.fromkeys(cycles, str(RecommendationMethod.SIMULATION))}
     store_ranking(rec, factors, RecommendationMethod.SIMULATION, final=True,
-                  cycles={**stand_in_cycles, **cycles}, sources=sources, note=note)
+                  cycles={**stand_in_cycles, **cycles}, sources=sources, note=note,
+                  seeds=verdict)
 
 
 def _stand_ins(missing: list[str], calibrated: dict[str, float]) -> str:

@@ -4,6 +4,7 @@ study's refusal rules, and the recommended entry with its batch lines."""
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from django.core.exceptions import ValidationError
@@ -12,7 +13,7 @@ from django.utils import timezone
 from allocation.services import jobs
 from health import services as health
 from hxportal import hostlists
-from hxportal.text import pluralize
+from hxportal.text import join_words, pluralize
 from recommendations import constants
 from recommendations.models import Recommendation, RecommendationStatus
 
@@ -148,7 +149,8 @@ def _place_spares(rec: Recommendation, entries: list[dict], best: dict) -> dict:
 
 
 def _entry(rec: Recommendation, c: dict, factors: dict[str, float], default: str,
-           cycles: dict[str, int], estimate, sources: dict[str, str]) -> dict:
+           cycles: dict[str, int], estimate, sources: dict[str, str],
+           seeds: SeedVerdict) -> dict:
     """One candidate's ranking entry: its factor relative to ``default``, the spare
     model's answer at that communication time, and the reason in words."""
     if c["policy"] not in factors:
@@ -164,6 +166,8 @@ def _entry(rec: Recommendation, c: dict, factors: dict[str, float], default: str
              "t_comm": t_comm * rel, "spares": spares}
     if entry["source"] == "calibrated":  # how far the calibration's seeds of it lay apart
         entry["seed_spread"] = (rec.inputs.get("calibrated_spread") or {}).get(c["policy"])
+    if entry["source"] == "simulation" and c["policy"] in seeds.cycles:
+        entry["seed_cycles"] = {str(s): n for s, n in sorted(seeds.cycles[c["policy"]].items())}
     if spares and "error" not in spares:
         entry.update(n_spare=spares["n_spare"], expected_cost=spares["expected_cost"],
                      expected_time=spares["expected_time"], as_is_cost=spares["as_is_cost"])
@@ -171,23 +175,43 @@ def _entry(rec: Recommendation, c: dict, factors: dict[str, float], default: str
         entry.update(n_spare=0, expected_cost=rec.node_count * (
             rec.inputs["t_cmpt"] + t_comm * rel), expected_time=None, as_is_cost=None)
     entry["reason"] = _reason(entry, default, rec.pattern, rec.node_count)
+    if beat := seeds.rivals.get(c["policy"]):
+        entry["faster_than_fastest_at_seeds"] = beat
+        entry["reason"] += (f" At seed{'s' if len(beat) > 1 else ''} "
+                            f"{', '.join(map(str, beat))} it was faster than {seeds.fastest}, "
+                            "the fastest on the mean: the seeds cannot order the two.")
     close_call = rec.inputs.get("close_call") or []
     if entry["source"] == "simulation" and c["policy"] in close_call:
         entry["settled"] = True  # its factor is a calibrated time, placed by the live runs
         entry["reason"] += (" The calibration could not order it against "
-                            f"{_join([p for p in close_call if p != c['policy']])}: the live "
+                            f"{join_words([p for p in close_call if p != c['policy']])}: the live "
                             "runs did, and it keeps a place among their calibrated times.")
     return entry
 
 
+class SeedVerdict(NamedTuple):
+    """What the live runs' seeds say: each simulated policy's cycles per seed, the
+    fastest on their mean and the policies faster than it at some seeds
+    (``predictions.seed_rivals``)."""
+
+    cycles: dict[str, dict[int, int]]
+    fastest: str | None
+    rivals: dict[str, list[int]]
+
+
+NO_SEEDS = SeedVerdict({}, None, {})
+
+
 def store_ranking(rec: Recommendation, factors: dict[str, float], method: str,
                   final: bool, cycles: dict[str, int] | None = None, note: str = "",
-                  estimate=None, sources: dict[str, str] | None = None) -> None:
+                  estimate=None, sources: dict[str, str] | None = None,
+                  seeds: SeedVerdict = NO_SEEDS) -> None:
     """Rank the candidates with ``factors`` and store the answer (``final``: ready).
 
     Each entry says where its factor came from (``source``: ``simulation``,
     ``calibrated`` or ``analytic``): by default the method for the policies with
-    ``cycles``, the analytic score for the others.
+    ``cycles``, the analytic score for the others. A simulated entry lists its cycles
+    per seed (``seed_cycles``), and one faster than the fastest at some seeds says so.
 
     Reads neither the live occupancy nor, more than once, the spare model: the
     recommended nodes are the best candidate's ranked primaries (its prediction
@@ -200,7 +224,7 @@ def store_ranking(rec: Recommendation, factors: dict[str, float], method: str,
     cycles = cycles or {}
     if sources is None:
         sources = dict.fromkeys(cycles, str(method))
-    entries = [_entry(rec, c, factors, default, cycles, estimate, sources)
+    entries = [_entry(rec, c, factors, default, cycles, estimate, sources, seeds)
                for c in rec.inputs["candidates"]]
     feasible = [e for e in entries if "error" not in e]
     _refuse_spread(feasible, rec.inputs.get("held_fraction", 0.0), simulated=bool(cycles))
@@ -234,7 +258,7 @@ def store_ranking(rec: Recommendation, factors: dict[str, float], method: str,
     if passed_over:
         names = [e["policy"] for e in passed_over]
         recommended["reason"] += (
-            f" Chosen over {_join(names)}, which would cost less but "
+            f" Chosen over {join_words(names)}, which would cost less but "
             f"{'is' if len(names) == 1 else 'are'} not recommended: "
             f"{passed_over[0]['policy']} {passed_over[0]['refused']}.")
     recommended["sbatch"] = sbatch_lines(rec, recommended)
@@ -264,11 +288,6 @@ def share_outcome(source: Recommendation, rec: Recommendation) -> None:
     rec.finished_at = timezone.now()
     rec.save(update_fields=["ranking", "recommended", "method", "note", "status",
                             "finished_at"])
-
-
-def _join(words: list[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def _refuse_spread(entries: list[dict], held_fraction: float, simulated: bool) -> None:
@@ -301,7 +320,7 @@ def _refuse_spread(entries: list[dict], held_fraction: float, simulated: bool) -
         if simulated and gain >= needed:
             measure = ("calibration" if entry.get("source") == "calibrated" or entry.get("settled")
                    else "simulation")
-            entry["reason"] += (f" Recommended although it {_join(why)}: the {measure} shows "
+            entry["reason"] += (f" Recommended although it {join_words(why)}: the {measure} shows "
                                 f"it {gain:.0%} faster than {other}, more than the "
                                 f"{needed:.0%} that is worth.")
             continue
@@ -310,7 +329,7 @@ def _refuse_spread(entries: list[dict], held_fraction: float, simulated: bool) -
         shown = (f"the {measure} shows it only {gain:.0%} faster" if gain > 0 else
                  f"the {measure} shows it no faster") if simulated else \
             "no simulation has finished yet to show it faster"
-        entry["refused"] = (f"{_join(why)}; that is worth it only if it is at least "
+        entry["refused"] = (f"{join_words(why)}; that is worth it only if it is at least "
                             f"{needed:.0%} faster than {other}, and {shown}")
         entry["reason"] += f" Not recommended: it {entry['refused']}."
 

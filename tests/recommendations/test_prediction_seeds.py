@@ -81,13 +81,69 @@ def test_a_policy_ranks_by_the_mean_of_its_seeds_and_only_with_all_of_them(users
 
 
 def test_policy_cycles_needs_every_seed_completed():
-    def run(policy, status, cycles, completed=True):
-        return PolicyPrediction(policy=policy, status=status,
+    def run(policy, seed, status, cycles, completed=True):
+        return PolicyPrediction(policy=policy, seed=seed, status=status,
                                 result={"completion_cycles": cycles, "completed": completed})
 
-    cycles = prediction_service.policy_cycles([
-        run("row", "succeeded", 100), run("row", "succeeded", 201),
-        run("diagonal", "succeeded", 90), run("diagonal", "failed", None),
-        run("l_shape", "succeeded", 80), run("l_shape", "succeeded", None, completed=False),
-    ])
-    assert cycles == {"row": 150}
+    runs = [
+        run("row", 0, "succeeded", 100), run("row", 1, "succeeded", 201),
+        run("diagonal", 0, "succeeded", 90), run("diagonal", 1, "failed", None),
+        run("l_shape", 0, "succeeded", 80), run("l_shape", 1, "succeeded", None, completed=False),
+    ]
+    assert prediction_service.policy_cycles(runs) == {"row": 150}
+    assert prediction_service.seed_cycles(runs) == {"row": {0: 100, 1: 201}}
+
+
+def test_seed_rivals_are_the_policies_faster_than_the_fastest_at_some_seed():
+    per_seed = {"a": {0: 100, 1: 120}, "b": {0: 90, 1: 150}, "c": {0: 130, 1: 110},
+                "d": {0: 200, 1: 200}}
+    assert prediction_service.seed_rivals(per_seed) == ("a", {"b": [0], "c": [1]})
+    caveat = prediction_service.seed_caveat(per_seed)
+    assert caveat.startswith("the seeds do not agree on the fastest: a is the fastest on "
+                             "the mean of seeds 0, 1, but b at seed 0 and c at seed 1 were "
+                             "faster"), caveat
+    agreed = {"a": {0: 100, 1: 120}, "d": {0: 200, 1: 200}}
+    assert prediction_service.seed_rivals(agreed) == ("a", {})
+    assert prediction_service.seed_caveat(agreed) == ""
+    assert prediction_service.seed_caveat({"a": {0: 1}}) == ""
+
+
+def _finish_with(rec: Recommendation, cycles: dict[str, dict[int, int]]) -> Recommendation:
+    """Every prediction of ``rec`` succeeded with ``cycles[policy][seed]`` (others slow)."""
+    for p in rec.predictions.all():
+        done = cycles.get(p.policy, {}).get(p.seed, 5000 + 10 * p.seed)
+        PolicyPrediction.objects.filter(pk=p.pk).update(
+            status="succeeded", finished_at=timezone.now(),
+            result={"completion_cycles": done, "completed": True, "cycles": done})
+    prediction_service.finish_if_complete(rec.predictions.first())
+    rec.refresh_from_db()
+    return rec
+
+
+def test_a_live_answer_says_when_its_seeds_disagree_on_the_fastest(users, small, client_for,
+                                                                    api):
+    rec = _finish_with(ask(users, small), {"random_endpoint": {0: 900, 1: 1000},
+                                           "full_spread": {0: 1100, 1: 950}})
+    assert rec.status == "ready" and rec.method == "simulation"
+    assert ("the seeds do not agree on the fastest: random_endpoint is the fastest on the "
+            "mean of seeds 0, 1, but full_spread at seed 1 was faster") in rec.note, rec.note
+    entries = {e["policy"]: e for e in rec.ranking}
+    assert entries["random_endpoint"]["seed_cycles"] == {"0": 900, "1": 1000}
+    assert entries["full_spread"]["faster_than_fastest_at_seeds"] == [1]
+    assert "At seed 1 it was faster than random_endpoint" in entries["full_spread"]["reason"]
+    assert "faster_than_fastest_at_seeds" not in entries["row"]
+    assert entries["row"]["seed_cycles"] == {"0": 5000, "1": 5010}
+    page = client_for("viewer").get(f"/recommendations/{rec.pk}/").content.decode()
+    assert 'data-testid="seed-cycles">per seed 900 / 1,000</small>' in page
+    assert 'data-testid="seed-rival">faster than the fastest at seed 1</small>' in page
+    api_entry = next(e for e in api("viewer").get(f"/api/v1/recommendations/{rec.pk}/").json()[
+        "ranking"] if e["policy"] == "full_spread")
+    assert api_entry["faster_than_fastest_at_seeds"] == [1]
+    assert api_entry["seed_cycles"] == {"0": 1100, "1": 950}
+
+
+def test_a_live_answer_whose_seeds_agree_has_no_such_caveat(users, small):
+    rec = _finish_with(ask(users, small), {"random_endpoint": {0: 900, 1: 1000},
+                                           "full_spread": {0: 1100, 1: 1050}})
+    assert rec.method == "simulation" and "seeds do not agree" not in rec.note
+    assert not any("faster_than_fastest_at_seeds" in e for e in rec.ranking)
