@@ -143,7 +143,7 @@ def _live(rec) -> None:
     for candidate in rec.inputs["candidates"]:
         if candidate.get("error"):
             continue
-        for seed in constants.PREDICTION_SEEDS:  # one task per policy and seed, as the portal
+        for seed in constants.prediction_seeds():  # one task per policy and seed, as the portal
             ids.append(PolicyPrediction.objects.create(
                 recommendation=rec, policy=candidate["policy"], user=rec.user, seed=seed,
                 parameters=prediction_config(rec.machine, rec, candidate["policy"], seed)).pk)

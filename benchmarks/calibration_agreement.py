@@ -203,7 +203,7 @@ def portal_answer(shape: MachineShape, live_runs: list[Task], live: dict[str, fl
     from recommendations.services.predictions import settled_close_call
 
     def fits(policies: int) -> bool:
-        rounds = math.ceil(policies * len(constants.PREDICTION_SEEDS)
+        rounds = math.ceil(policies * len(constants.prediction_seeds())
                            / settings.HX_PREDICTION_PROCESSES)
         return run_seconds * rounds <= constants.DEADLINE_SECONDS * constants.LIVE_DEADLINE_SHARE
 
@@ -357,6 +357,9 @@ def main() -> None:
     parser.add_argument("--prediction-processes", type=int, default=None,
                         help="worker processes the portal's answer may count on for live "
                              "runs (HX_PREDICTION_PROCESSES; default: the setting's)")
+    parser.add_argument("--truth-seeds", default=None,
+                        help="also judge every answer on the mean of these live seeds (e.g. "
+                             "0-7; run them with live_seed_noise.py --policies all)")
     parser.add_argument("--big-first", action="store_true", help="run the 16x16 cases first")
     parser.add_argument("--no-run", action="store_true", help="report what is cached")
     parser.add_argument("--cache", type=Path, default=default_cache_dir())
@@ -381,18 +384,66 @@ def main() -> None:
                                                  chunksize=1), 1):
                 print(f"# {i}/{len(todo)} {record['label']} {record['wall_seconds']:.1f} s "
                       f"({time.perf_counter() - start:.0f} s elapsed)", file=sys.stderr)
-    rows, missing = [], []
+    rows, missing, judged = [], [], []
     for case in cases:
         row = evaluate(case, args.cache, args.pattern, notes=args.synthetic == "aged")
         if row is None:
             missing.append(f"{shape_label(case[0])} {case[1]} nodes at {case[2]:.0%}")
         else:
             rows.append(row)
+            judged.append((case, row))
     print(f"# pattern {args.pattern}; seeds {seeds8} (16x16: {seeds16}); calibration machine "
           f"{args.synthetic}; live occupancy seed "
           f"{LIVE_SEED} (+100 x load + nodes); "
           f"{sum(r['seconds'] for r in rows):.0f} s of simulation in the cases reported")
     report(rows, missing)
+    if args.truth_seeds:
+        report_truth(judged, args.cache, args.pattern, seed_range(args.truth_seeds))
+
+
+def seed_range(spec: str) -> tuple[int, ...]:
+    """``0-7`` or ``0,1,4``."""
+    if "-" in spec:
+        low, high = (int(x) for x in spec.split("-"))
+        return tuple(range(low, high + 1))
+    return tuple(int(x) for x in spec.split(","))
+
+
+def report_truth(judged: list[tuple], cache: Path, pattern: str, seeds: tuple[int, ...]
+                 ) -> None:
+    """Each case judged again on the live runs' mean over ``seeds`` (run beforehand, e.g.
+    by ``live_seed_noise.py``): the regret there of the calibrated pick, of the portal's
+    answer and of the live answer's pick on the portal's two seeds."""
+    print(f"\njudged on the mean of live seeds {seeds[0]}..{seeds[-1]} ({len(seeds)} seeds; "
+          f"regret = that mean of the pick / the best such mean - 1):")
+    print(f"{'machine':<12} {'size':>5} {'load':>5} {'best on all seeds':<22} "
+          f"{'calibrated':>10} {'portal':>8} {'two-seed live':>13}")
+    found_rows = []
+    for (shape, n, u, _, _), row in judged:
+        held = live_occupancy(shape, u, LIVE_SEED + int(100 * u) + shape.node_count)
+        tasks = live_tasks(shape, pattern, n, held, ONLINE_POLICIES, seeds,
+                           ("live", shape_label(shape), n, u))
+        records = [(t, cached(cache, t)) for t in tasks]
+        if any(r is None or r.get("completion_cycles") is None for _, r in records):
+            print(f"{row['shape']:<12} {n:>5} {u:>5.0%} not every seed is cached")
+            continue
+        per: dict[str, list[int]] = {}
+        for t, r in records:
+            per.setdefault(t.label[-2], []).append(r["completion_cycles"])
+        mean = {p: sum(v) / len(v) for p, v in per.items()}
+        best = min(mean, key=mean.get)
+        cost = {k: mean[row[key]] / mean[best] - 1
+                for k, key in (("calibrated", "cal_best"), ("portal", "pick"),
+                               ("live", "live_best"))}
+        found_rows.append(cost)
+        print(f"{row['shape']:<12} {n:>5} {u:>5.0%} {best:<22} {cost['calibrated']:>10.2%} "
+              f"{cost['portal']:>8.2%} {cost['live']:>13.2%}")
+    if found_rows:
+        for k, name in (("calibrated", "the calibrated pick"), ("portal", "the portal's answer"),
+                        ("live", "the two-seed live pick")):
+            costs = [c[k] for c in found_rows]
+            print(f"  {name}: within 1 % in {sum(c <= 0.01 for c in costs)} of "
+                  f"{len(costs)}, mean regret {statistics.mean(costs):.2%}, max {max(costs):.2%}")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 test can change one in one place."""
 
 # The policy calibration pages compare the others with (re-exported for the pages).
+from django.conf import settings
+
 from allocation.hyperx import BASELINE_POLICY  # noqa: F401
 from allocation.models import CommPattern
 
@@ -15,8 +17,14 @@ DEADLINE_SECONDS = 30
 CACHE_SECONDS = 600
 #: Analytic slowdown per unit of held machine for a candidate without switch locality.
 LOCALITY_PENALTY = 0.5
-#: Seeds of each policy's prediction (the mean completion time ranks).
-PREDICTION_SEEDS = (0, 1)
+
+
+def prediction_seeds() -> tuple[int, ...]:
+    """Engine seeds of each policy's live prediction (the mean completion time ranks):
+    ``HX_PREDICTION_SEEDS`` of them, 0, 1, ... (the calibration's seeds are its own)."""
+    return tuple(range(settings.HX_PREDICTION_SEEDS))
+
+
 #: Predictions run the study's kernel volume divided by this. Measured on the
 #: reference case (64-node all-to-all, half-full 8x8 machine): at 1/4 and 1/2
 #: of the volume the order of the locality-aware policies still differs from

@@ -92,3 +92,28 @@ def test_the_portals_answer_is_live_settled_or_calibrated_as_its_runs_fit(
     assert answer(shape, runs, live, calibrated, spread, budget) == ("full_spread", "calibrated")
     # no close call (row is 8 % behind, beyond every spread): calibrated, not settled
     assert answer(shape, runs, live, calibrated, {}, budget / 2) == ("full_spread", "calibrated")
+
+
+def test_answers_judged_on_more_live_seeds(agreement: ModuleType, tmp_path, capsys) -> None:
+    """``--truth-seeds``: each pick's regret on the mean of more live seeds, read from the
+    cache (here written by hand: Row fastest on the mean, Diagonal on seeds 0 and 1)."""
+    import json
+
+    cases, _ = agreement.plan("all2all", "", only8=True)
+    case = next(c for c in cases if (c[1], c[2]) == (64, 0.5))
+    shape, n, u = case[:3]
+    held = agreement.live_occupancy(shape, u, agreement.LIVE_SEED + int(100 * u)
+                                    + shape.node_count)
+    seeds = agreement.seed_range("0-3")
+    assert seeds == (0, 1, 2, 3) and agreement.seed_range("0,2") == (0, 2)
+    for t in agreement.live_tasks(shape, "all2all", n, held, agreement.ONLINE_POLICIES, seeds,
+                                  ("live", agreement.shape_label(shape), n, u)):
+        policy, seed = t.label[-2], t.label[-1]
+        cycles = {"row": 1000, "diagonal": 900 if seed < 2 else 1300}.get(policy, 2000)
+        (tmp_path / f"{t.key}.json").write_text(json.dumps({"completion_cycles": cycles}))
+    row = {"shape": "8x8 c=8", "cal_best": "row", "pick": "row", "live_best": "diagonal"}
+    agreement.report_truth([(case, row)], tmp_path, "all2all", seeds)
+    out = capsys.readouterr().out
+    assert ("8x8 c=8         64   50% row                         0.00%    0.00%"
+            "        10.00%") in out
+    assert "the two-seed live pick: within 1 % in 0 of 1, mean regret 10.00%" in out

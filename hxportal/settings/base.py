@@ -170,6 +170,10 @@ HX_CALIBRATE_AUTOMATICALLY = env_bool("HX_CALIBRATE_AUTOMATICALLY", True)
 # Worker processes a recommendation's live simulations can count on (the live path is
 # taken only when the expected simulation time over these fits the deadline).
 HX_PREDICTION_PROCESSES = env_int("HX_PREDICTION_PROCESSES", 2, minimum=1)
+# Engine seeds of each policy's live prediction (the answer ranks by their mean): each
+# seed draws the other jobs' traffic anew, so more seeds order close policies better on
+# a loaded machine, at that many times the runs (docs/operations.md).
+HX_PREDICTION_SEEDS = env_int("HX_PREDICTION_SEEDS", 2, minimum=1)
 # On: viewers and operators read only their own jobs, recommendations, runs and
 # sweeps (hxportal/ownership.py), like Slurm's PrivateData; off: everyone reads all.
 HX_PRIVATE_DATA = env_bool("HX_PRIVATE_DATA", False)

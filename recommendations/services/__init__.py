@@ -22,7 +22,7 @@ How a recommendation is made
    the study's routing (Omni-WAR, shared VCs): the job's pattern on its
    candidate, the other jobs' nodes sending random-permutation background
    traffic at full load (the engine's ``background`` scenario), over
-   ``PREDICTION_SEEDS`` at the study's kernel volume (shorter runs measure
+   ``HX_PREDICTION_SEEDS`` seeds at the study's kernel volume (shorter runs measure
    transients: at half the volume the ranking on the reference case already
    differs). When all finish, the
    ranking is redone from each policy's mean completion time over its seeds

@@ -230,7 +230,7 @@ def _create(user, machine: Machine, name: str, external_id: str, inputs: dict,
                       estimate=estimate)
     for candidate in feasible:  # one task per policy and seed: the seeds spread too
         if candidate.policy in simulated:
-            for seed in constants.PREDICTION_SEEDS:
+            for seed in constants.prediction_seeds():
                 prediction = PolicyPrediction.objects.create(
                     recommendation=rec, policy=candidate.policy, user=user, seed=seed,
                     parameters=prediction_config(machine, rec, candidate.policy, seed))
@@ -247,7 +247,7 @@ def _live_fits(rec: Recommendation, policies: int, run_seconds: float | None,
     seed) run is a task of its own, so the runs spread over the processes in rounds:
     more processes than runs do not help."""
     seconds = run_seconds if run_seconds is not None else expected_run_seconds(rec)
-    runs = policies * len(constants.PREDICTION_SEEDS)
+    runs = policies * len(constants.prediction_seeds())
     expected = seconds * math.ceil(runs / settings.HX_PREDICTION_PROCESSES)
     rec.inputs[key] = round(expected, 2)
     return expected <= constants.DEADLINE_SECONDS * constants.LIVE_DEADLINE_SHARE

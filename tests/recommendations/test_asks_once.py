@@ -5,12 +5,12 @@ simulation store (a repeated configuration is read, not simulated again)."""
 from __future__ import annotations
 
 import pytest
+from django.conf import settings as django_settings
 
 from allocation.models import Allocation, Job
 from allocation.services import jobs, machines
 from health.services import estimation
 from hxportal import hostlists
-from recommendations import constants as recommendation_constants
 from recommendations import services as recommendations
 from recommendations.models import PolicyPrediction, Recommendation
 from simulation import services as simulation
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def small(users, monkeypatch):
     """A 4x4, c = 4 machine with a quarter held by two jobs; one seed per prediction."""
-    monkeypatch.setattr(recommendation_constants, "PREDICTION_SEEDS", (0,))
+    monkeypatch.setattr(django_settings, "HX_PREDICTION_SEEDS", 1)
     machine = machines.create_machine(name="small", sides=[4, 4], concentration=4)
     for i, policy in enumerate(["row", "diagonal"]):
         jobs.submit_job(owner=users["admin"], machine=machine, name=f"bg{i}", node_count=8,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
 
 from allocation.services import jobs, machines
@@ -29,7 +30,7 @@ AXES = {"patterns": ["all2all"], "sizes": [8, 16, 32], "loads": [0.5], "seeds": 
 def half(users, monkeypatch):
     """A 4x4, c = 4 machine whose 32 held nodes are exactly the grid's synthetic
     occupancy at load 0.5 (so a live prediction can meet a calibration run)."""
-    monkeypatch.setattr(recommendation_constants, "PREDICTION_SEEDS", (0,))
+    monkeypatch.setattr(django_settings, "HX_PREDICTION_SEEDS", 1)
     machine = machines.create_machine(name="half", sides=[4, 4], concentration=4)
     held = synthetic_occupancy(machine.geometry, 0.5)
     background = jobs.create_job(owner=users["admin"], machine=machine, name="bg",
@@ -281,7 +282,7 @@ def test_the_expected_live_time_counts_the_runs_in_rounds_over_the_processes(
         users, half, monkeypatch, settings, processes, rounds):
     """Each (policy, seed) is a task of its own: on P processes the 16 runs of eight
     policies and two seeds take ceil(16 / P) rounds of one run, and no fewer than one."""
-    monkeypatch.setattr(recommendation_constants, "PREDICTION_SEEDS", (0, 1))
+    monkeypatch.setattr(django_settings, "HX_PREDICTION_SEEDS", 2)
     settings.HX_PREDICTION_PROCESSES = processes
     rec = ask(users, half, node_count=12)
     assert len(rec.inputs["candidates"]) == 8

@@ -8,11 +8,11 @@ from datetime import timedelta
 from itertools import product
 
 import pytest
+from django.conf import settings as django_settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from allocation.services import jobs, machines
-from recommendations import constants as recommendation_constants
 from recommendations import services as recommendations
 from recommendations.models import PolicyPrediction, Recommendation
 from recommendations.services import predictions as prediction_service
@@ -25,7 +25,7 @@ SEEDS = (0, 1)
 @pytest.fixture
 def small(users, monkeypatch):
     """A 4x4, c = 4 machine with a quarter held by two jobs; two seeds per policy."""
-    monkeypatch.setattr(recommendation_constants, "PREDICTION_SEEDS", SEEDS)
+    monkeypatch.setattr(django_settings, "HX_PREDICTION_SEEDS", len(SEEDS))
     machine = machines.create_machine(name="small", sides=[4, 4], concentration=4)
     for i, policy in enumerate(["row", "diagonal"]):
         jobs.submit_job(owner=users["admin"], machine=machine, name=f"bg{i}", node_count=8,
@@ -147,3 +147,18 @@ def test_a_live_answer_whose_seeds_agree_has_no_such_caveat(users, small):
                                            "full_spread": {0: 1100, 1: 1050}})
     assert rec.method == "simulation" and "seeds do not agree" not in rec.note
     assert not any("faster_than_fastest_at_seeds" in e for e in rec.ranking)
+
+
+def test_a_site_can_ask_for_more_seeds(users, small, monkeypatch):
+    """``HX_PREDICTION_SEEDS``: three seeds a policy, and the expected live time counts
+    the runs they make."""
+    two = ask(users, small).inputs["expected_live_seconds"]
+    monkeypatch.setattr(django_settings, "HX_PREDICTION_SEEDS", 3)
+    machine = machines.create_machine(name="small3", sides=[4, 4], concentration=4)
+    for i, policy in enumerate(["row", "diagonal"]):
+        jobs.submit_job(owner=users["admin"], machine=machine, name=f"bg{i}", node_count=8,
+                        pattern="all-to-all", policy=policy)
+    rec = ask(users, machine)
+    assert {(p.policy, p.seed) for p in rec.predictions.all()} == set(
+        product(jobs.ONLINE_POLICIES, (0, 1, 2)))
+    assert rec.inputs["expected_live_seconds"] == pytest.approx(two * 3 / 2, rel=0.02)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.conf import settings as django_settings
 
 from allocation.services import jobs
 from recommendations import constants as recommendation_constants
@@ -66,7 +67,7 @@ def test_the_same_users_repeat_with_another_name_is_a_new_row(api):
 
 
 def test_a_shared_computation_still_running_finishes_for_both(api, monkeypatch):
-    monkeypatch.setattr(recommendation_constants, "PREDICTION_SEEDS", (0,))  # test time
+    monkeypatch.setattr(django_settings, "HX_PREDICTION_SEEDS", 1)  # test time
     alice = ask(api, "operator", **ALICE).json()
     bob = ask(api, "operator2", **BOB)
     assert bob.status_code == 202, bob.content
@@ -101,5 +102,5 @@ def test_private_data_shares_nothing_of_anothers_row(api, settings):
     assert f"recommendation={alice['id']}" not in text
     # Bob's answer is computed for him: his own simulations, none of Alice's.
     assert PolicyPrediction.objects.filter(recommendation_id=bob["id"]).count() == \
-        N_POLICIES * len(recommendation_constants.PREDICTION_SEEDS)
+        N_POLICIES * len(recommendation_constants.prediction_seeds())
     assert api("operator2").get(f"/api/v1/recommendations/{alice['id']}/").status_code == 404

@@ -56,7 +56,7 @@ def test_first_recommendation_on_a_fresh_worker_is_simulated(tmp_path, api, ref)
         elapsed = time.monotonic() - started
     print(f"\nfirst recommendation on a fresh 2-process worker: {elapsed:.1f} s")
     assert body["method"] == "simulation", (body["note"], log_path.read_text()[-3000:])
-    runs = N_POLICIES * len(recommendation_constants.PREDICTION_SEEDS)  # a task each
+    runs = N_POLICIES * len(recommendation_constants.prediction_seeds())  # a task each
     assert body["progress"] == {"simulations": runs, "done": runs}
     assert body["ranking"][0]["policy"] == body["recommended"]["policy"]
 
@@ -77,7 +77,7 @@ def test_a_worker_killed_mid_recommendation_leaves_its_finished_simulations(
         assert response.status_code == 202, response.content
         rec_id = response.json()["id"]
         predictions = PolicyPrediction.objects.filter(recommendation_id=rec_id)
-        assert predictions.count() == 8 * len(recommendation_constants.PREDICTION_SEEDS)
+        assert predictions.count() == 8 * len(recommendation_constants.prediction_seeds())
         try:
             wait_for(lambda: simulated_policies(predictions), timeout=60)
         except AssertionError:
