@@ -175,6 +175,9 @@ def _entry(rec: Recommendation, c: dict, factors: dict[str, float], default: str
         entry.update(n_spare=0, expected_cost=rec.node_count * (
             rec.inputs["t_cmpt"] + t_comm * rel), expected_time=None, as_is_cost=None)
     entry["reason"] = _reason(entry, default, rec.pattern, rec.node_count)
+    if c["policy"] == seeds.fastest and seeds.rivals:
+        entry["reason"] += (f" The seeds cannot order it against {join_words(sorted(seeds.rivals))}"
+                            f", faster than it at some seed.")
     if beat := seeds.rivals.get(c["policy"]):
         entry["faster_than_fastest_at_seeds"] = beat
         entry["reason"] += (f" At seed{'s' if len(beat) > 1 else ''} "

@@ -131,6 +131,8 @@ def test_a_live_answer_says_when_its_seeds_disagree_on_the_fastest(users, small,
     assert entries["random_endpoint"]["seed_cycles"] == {"0": 900, "1": 1000}
     assert entries["full_spread"]["faster_than_fastest_at_seeds"] == [1]
     assert "At seed 1 it was faster than random_endpoint" in entries["full_spread"]["reason"]
+    assert ("The seeds cannot order it against full_spread, faster than it at some seed."
+            in entries["random_endpoint"]["reason"])
     assert "faster_than_fastest_at_seeds" not in entries["row"]
     assert entries["row"]["seed_cycles"] == {"0": 5000, "1": 5010}
     page = client_for("viewer").get(f"/recommendations/{rec.pk}/").content.decode()
