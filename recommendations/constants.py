@@ -1,9 +1,9 @@
 """Names, limits and tuning of recommendations, read as ``constants.NAME`` so a
 test can change one in one place."""
 
-# The policy calibration pages compare the others with (re-exported for the pages).
 from django.conf import settings
 
+# The policy calibration pages compare the others with (re-exported for the pages).
 from allocation.hyperx import BASELINE_POLICY  # noqa: F401
 from allocation.models import CommPattern
 

@@ -148,6 +148,19 @@ def _place_spares(rec: Recommendation, entries: list[dict], best: dict) -> dict:
     return placed
 
 
+class SeedVerdict(NamedTuple):
+    """What the live runs' seeds say: each simulated policy's cycles per seed, the
+    fastest on their mean and the policies faster than it at some seeds
+    (``predictions.seed_rivals``)."""
+
+    cycles: dict[str, dict[int, int]]
+    fastest: str | None
+    rivals: dict[str, list[int]]
+
+
+NO_SEEDS = SeedVerdict({}, None, {})
+
+
 def _entry(rec: Recommendation, c: dict, factors: dict[str, float], default: str,
            cycles: dict[str, int], estimate, sources: dict[str, str],
            seeds: SeedVerdict) -> dict:
@@ -190,19 +203,6 @@ def _entry(rec: Recommendation, c: dict, factors: dict[str, float], default: str
                             f"{join_words([p for p in close_call if p != c['policy']])}: the live "
                             "runs did, and it keeps a place among their calibrated times.")
     return entry
-
-
-class SeedVerdict(NamedTuple):
-    """What the live runs' seeds say: each simulated policy's cycles per seed, the
-    fastest on their mean and the policies faster than it at some seeds
-    (``predictions.seed_rivals``)."""
-
-    cycles: dict[str, dict[int, int]]
-    fastest: str | None
-    rivals: dict[str, list[int]]
-
-
-NO_SEEDS = SeedVerdict({}, None, {})
 
 
 def store_ranking(rec: Recommendation, factors: dict[str, float], method: str,
