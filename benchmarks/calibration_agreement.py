@@ -230,7 +230,7 @@ def evaluate(case, cache: Path, pattern: str, notes: bool = True) -> dict | None
                                     or found[t.key]["wall_seconds"])
                         for t in point_runs)
     answer = table.completion_cycles(pattern, n, u)
-    from recommendations.services.predictions import seed_rivals
+    from recommendations.services.seeds import seed_rivals
 
     per_policy: dict[str, dict[int, int | None]] = {}
     for t in live_runs:

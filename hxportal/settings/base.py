@@ -174,6 +174,10 @@ HX_PREDICTION_PROCESSES = env_int("HX_PREDICTION_PROCESSES", 2, minimum=1)
 # seed draws the other jobs' traffic anew, so more seeds order close policies better on
 # a loaded machine, at that many times the runs (docs/operations.md).
 HX_PREDICTION_SEEDS = env_int("HX_PREDICTION_SEEDS", 2, minimum=1)
+# When those seeds split on the fastest policy, the fastest and its rivals run more
+# seeds while the deadline leaves time, up to this many in all (HX_PREDICTION_SEEDS or
+# fewer: never); docs/operations.md "When the live seeds disagree".
+HX_PREDICTION_MAX_SEEDS = env_int("HX_PREDICTION_MAX_SEEDS", 6, minimum=1)
 # On: viewers and operators read only their own jobs, recommendations, runs and
 # sweeps (hxportal/ownership.py), like Slurm's PrivateData; off: everyone reads all.
 HX_PRIVATE_DATA = env_bool("HX_PRIVATE_DATA", False)

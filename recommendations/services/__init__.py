@@ -24,9 +24,11 @@ How a recommendation is made
    traffic at full load (the engine's ``background`` scenario), over
    ``HX_PREDICTION_SEEDS`` seeds at the study's kernel volume (shorter runs measure
    transients: at half the volume the ranking on the reference case already
-   differs). When all finish, the
+   differs). When all finish and the seeds split on the fastest policy,
+   the fastest and its rivals run more seeds, a round at a time, while the
+   deadline leaves time (:mod:`.seeds`, ``HX_PREDICTION_MAX_SEEDS``). Then the
    ranking is redone from each policy's mean completion time over its seeds
-   (a policy ranks by simulation only with every seed). If they do not
+   (a policy ranks by simulation only with every first seed). If they do not
    all finish within ``DEADLINE_SECONDS``, the ones that did rank, the
    analytic score (relative to the same reference policy) stands in for the
    others, the note names both, and predictions not started are cancelled.
@@ -55,9 +57,9 @@ and external id) gets the same row; anyone else asking gets a row of their own
 first; under ``HX_PRIVATE_DATA`` only among rows the asker may read.
 
 The service API of the app, by topic: :mod:`.lifecycle` (ask, cache, refresh,
-accept), :mod:`.ranking` (factors, spare model, refusal rules) and
-:mod:`.predictions` (the simulations). Limits and tuning are in
-``recommendations.constants``.
+accept), :mod:`.ranking` (factors, spare model, refusal rules),
+:mod:`.predictions` (the simulations) and :mod:`.seeds` (what their seeds
+say). Limits and tuning are in ``recommendations.constants``.
 """
 
 from recommendations.services.calibration import (

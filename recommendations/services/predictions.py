@@ -3,14 +3,18 @@ the ranking by simulation once every prediction has ended."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Collection
+
 import numpy as np
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from allocation.hyperx import BASELINE_POLICY
 from allocation.models import Machine
 from hxportal.models import TERMINAL_RUN_STATUSES, RunStatus
-from hxportal.runs import RunReporter, execute
+from hxportal.runs import RunReporter, enqueue, execute
 from hxportal.text import join_words
 from recommendations import constants
 from recommendations.models import (
@@ -24,6 +28,14 @@ from recommendations.services.ranking import (
     SeedVerdict,
     analytic_factors,
     store_ranking,
+)
+from recommendations.services.seeds import (
+    mean_cycles,
+    paired_difference,
+    seed_caveat,
+    seed_cycles,
+    seed_rivals,
+    settling_round,
 )
 from simulation import services as simulation
 from simulation.models import RunOrigin
@@ -84,62 +96,10 @@ def predict_work(prediction: PolicyPrediction, reporter: RunReporter) -> dict:
             "cpu_seconds": result.get("cpu_seconds")}
 
 
-def seed_cycles(predictions: list[PolicyPrediction]) -> dict[str, dict[int, int]]:
-    """Each policy's completion cycles per engine seed, for the policies whose every
-    seed succeeded and completed (a policy missing a seed is not simulated: its mean
-    would be another estimator than the others')."""
-    by_policy: dict[str, list[PolicyPrediction]] = {}
-    for p in predictions:
-        by_policy.setdefault(p.policy, []).append(p)
-    out = {}
-    for policy, runs in by_policy.items():
-        done = {p.seed: p.result["completion_cycles"] for p in runs
-                if p.status == RunStatus.SUCCEEDED and p.result and p.result.get("completed")}
-        if len(done) == len(runs):
-            out[policy] = done
-    return out
-
-
-def policy_cycles(predictions: list[PolicyPrediction]) -> dict[str, int]:
-    """Each policy's mean completion cycles over its seeds (:func:`seed_cycles`)."""
-    return {policy: round(sum(per_seed.values()) / len(per_seed))
-            for policy, per_seed in seed_cycles(predictions).items()}
-
-
-def seed_rivals(per_seed: dict[str, dict[int, int]]) -> tuple[str, dict[str, list[int]]]:
-    """(the fastest policy on the mean of its seeds, the policies that beat it at some
-    seed with those seeds). One seed draws the other jobs' traffic for every policy
-    alike, so a policy faster than the fastest at one of them is one the seeds cannot
-    order against it: on a large machine that traffic alone moves a run by a third.
-
-    >>> seed_rivals({"a": {0: 100, 1: 120}, "b": {0: 90, 1: 150}, "c": {0: 130, 1: 130}})
-    ('a', {'b': [0]})
-    """
-    means = {p: sum(c.values()) / len(c) for p, c in per_seed.items()}
-    fastest = min(means, key=lambda p: (means[p], p))
-    rivals = {}
-    for policy, cycles in per_seed.items():
-        beat = sorted(s for s, c in cycles.items()
-                      if s in per_seed[fastest] and c < per_seed[fastest][s])
-        if policy != fastest and beat:
-            rivals[policy] = beat
-    return fastest, rivals
-
-
-def seed_caveat(per_seed: dict[str, dict[int, int]]) -> str:
-    """The note's words when the seeds disagree on the fastest policy, else ``""``."""
-    if len(per_seed) < 2:
-        return ""
-    fastest, rivals = seed_rivals(per_seed)
-    if not rivals:
-        return ""
-    seeds = sorted({s for c in per_seed.values() for s in c})
-    beaten = [f"{p} at seed{'s' if len(s) > 1 else ''} {', '.join(map(str, s))}"
-              for p, s in sorted(rivals.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
-    return (f"the seeds do not agree on the fastest: {fastest} is the fastest on the mean "
-            f"of seeds {', '.join(map(str, seeds))}, but {join_words(beaten)} "
-            f"{'was' if len(beaten) == 1 else 'were'} faster (each seed draws the other "
-            f"jobs' traffic anew; the policies are too close for {len(seeds)} seeds to order)")
+def policy_cycles(predictions: list[PolicyPrediction], extra_seeds: Collection[int] = ()
+                  ) -> dict[str, int]:
+    """Each policy's mean completion cycles over its seeds (:func:`.seeds.seed_cycles`)."""
+    return mean_cycles(seed_cycles(predictions, extra_seeds))
 
 
 def run_prediction(prediction_id: int) -> str | None:
@@ -152,7 +112,9 @@ def run_prediction(prediction_id: int) -> str | None:
 
 
 def finish_if_complete(prediction: PolicyPrediction) -> None:
-    """After a prediction: when every prediction has ended, rank by simulation."""
+    """After a prediction: when every prediction has ended, settle a split on the
+    fastest policy with more seeds while the deadline leaves time, else rank by
+    simulation."""
     with transaction.atomic():
         rec = Recommendation.objects.select_for_update().get(pk=prediction.recommendation_id)
         if rec.status != RecommendationStatus.COMPUTING:
@@ -160,7 +122,38 @@ def finish_if_complete(prediction: PolicyPrediction) -> None:
         predictions = list(rec.predictions.all())
         if any(p.status not in TERMINAL_RUN_STATUSES for p in predictions):
             return
-        _finalize_with_predictions(rec, predictions)
+        if not _queue_settling_round(rec, predictions):
+            _finalize_with_predictions(rec, predictions)
+
+
+def _queue_settling_round(rec: Recommendation, predictions: list[PolicyPrediction]) -> bool:
+    """When the seeds split on the fastest policy (``seeds.settling_round``) and the
+    deadline leaves time for another round at the contest's slowest run so far, queue
+    it, and show the simulated ranking so far meanwhile (not final). ``rec`` is locked
+    and every prediction has ended, so a round is queued once."""
+    extra = rec.inputs.get("extra_seeds", [])
+    runs = settling_round(seed_cycles(predictions, extra),
+                          {(p.policy, p.seed) for p in predictions},
+                          settings.HX_PREDICTION_MAX_SEEDS, settings.HX_PREDICTION_PROCESSES)
+    if not runs:
+        return False
+    durations = [p.duration_seconds for p in predictions
+                 if p.policy in runs and p.duration_seconds is not None]
+    count = sum(map(len, runs.values()))
+    round_seconds = max(durations, default=expected_run_seconds(rec)) * math.ceil(
+        count / settings.HX_PREDICTION_PROCESSES)
+    left = (rec.deadline - timezone.now()).total_seconds()
+    if round_seconds > left * constants.LIVE_DEADLINE_SHARE:
+        return False
+    rec.inputs = {**rec.inputs, "extra_seeds": sorted(
+        set(extra).union(*runs.values()))}
+    for policy, seeds in sorted(runs.items()):
+        for seed in seeds:
+            enqueue(PolicyPrediction.objects.create(
+                recommendation=rec, policy=policy, user=rec.user, seed=seed,
+                parameters=prediction_config(rec.machine, rec, policy, seed)))
+    _finalize_with_predictions(rec, predictions, settling=runs)
+    return True
 
 
 def answer_at_deadline(rec: Recommendation) -> None:
@@ -174,11 +167,15 @@ def answer_at_deadline(rec: Recommendation) -> None:
 
 
 def _finalize_with_predictions(rec: Recommendation, predictions: list,
-                               at_deadline: bool = False) -> None:
+                               at_deadline: bool = False,
+                               settling: dict[str, list[int]] | None = None) -> None:
+    """Rank with the predictions' results (final, unless a ``settling`` round of more
+    seeds was just queued: then the ranking so far, and the note says what runs)."""
     analytic = analytic_factors(rec.inputs["candidates"], rec.inputs.get("held_fraction", 0))
     calibrated = rec.inputs.get("calibrated_cycles") or {}
-    per_seed = seed_cycles(predictions)
-    cycles = {policy: round(sum(c.values()) / len(c)) for policy, c in per_seed.items()}
+    extra = rec.inputs.get("extra_seeds", [])
+    per_seed = seed_cycles(predictions, extra)
+    cycles = mean_cycles(per_seed)
     late = f"did not finish within {constants.DEADLINE_SECONDS} s"
     if not cycles:
         if calibrated:
@@ -216,16 +213,36 @@ def _finalize_with_predictions(rec: Recommendation, predictions: list,
                 f"close; " + rec.inputs.get("calibration_note", "calibrated")
                 + (f"; {note}" if note else ""))
     simulated = {p: c for p, c in per_seed.items() if p in factors}
-    verdict = SeedVerdict(simulated, *seed_rivals(simulated)) if len(simulated) > 1 else \
-        NO_SEEDS
-    if caveat := seed_caveat(simulated):
+    verdict = _seed_verdict(simulated, extra)
+    counted = sorted({s for c in simulated.values() for s in c} & set(extra))
+    caveat = seed_caveat(simulated, counted,
+                         asked_extra={p.seed for p in predictions if p.seed in extra})
+    if settling:
+        seeds = sorted(set().union(*settling.values()))
+        caveat += (f"; running seed{'s' if len(seeds) > 1 else ''} "
+                   f"{', '.join(map(str, seeds))} for {join_words(sorted(settling))} to "
+                   "settle it")
+    if caveat:
         note = f"{note}; {caveat}" if note else caveat
     stand_in_cycles = {p: round(calibrated[p]) for p in missing + unasked if p in calibrated}
     sources = {**dict.fromkeys(stand_in_cycles, str(RecommendationMethod.CALIBRATED)),
                **dict.fromkeys(cycles, str(RecommendationMethod.SIMULATION))}
-    store_ranking(rec, factors, RecommendationMethod.SIMULATION, final=True,
+    store_ranking(rec, factors, RecommendationMethod.SIMULATION, final=not settling,
                   cycles={**stand_in_cycles, **cycles}, sources=sources, note=note,
                   seeds=verdict)
+
+
+def _seed_verdict(simulated: dict[str, dict[int, int]], extra_seeds: list[int]
+                  ) -> SeedVerdict:
+    """What the simulated policies' seeds say, with the paired difference against the
+    fastest of each policy that ran extra seeds to settle it."""
+    if len(simulated) < 2:
+        return NO_SEEDS
+    fastest, rivals = seed_rivals(simulated)
+    differences = {p: d for p, c in simulated.items()
+                   if p != fastest and set(c) & set(extra_seeds)
+                   and (d := paired_difference(simulated, p, fastest)) is not None}
+    return SeedVerdict(simulated, fastest, rivals, differences)
 
 
 def _stand_ins(missing: list[str], calibrated: dict[str, float]) -> str:

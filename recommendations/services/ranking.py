@@ -16,6 +16,7 @@ from hxportal import hostlists
 from hxportal.text import join_words, pluralize
 from recommendations import constants
 from recommendations.models import Recommendation, RecommendationStatus
+from recommendations.services.seeds import Difference, describe_difference
 
 
 def analytic_factors(candidates: list[dict], held_fraction: float) -> dict[str, float]:
@@ -150,15 +151,17 @@ def _place_spares(rec: Recommendation, entries: list[dict], best: dict) -> dict:
 
 class SeedVerdict(NamedTuple):
     """What the live runs' seeds say: each simulated policy's cycles per seed, the
-    fastest on their mean and the policies faster than it at some seeds
-    (``predictions.seed_rivals``)."""
+    fastest on their mean and the policies it cannot be told from, faster than it at
+    some seeds (``seeds.seed_rivals``)."""
 
     cycles: dict[str, dict[int, int]]
     fastest: str | None
     rivals: dict[str, list[int]]
+    #: Policies that ran extra seeds against the fastest: their paired difference.
+    differences: dict[str, Difference]
 
 
-NO_SEEDS = SeedVerdict({}, None, {})
+NO_SEEDS = SeedVerdict({}, None, {}, {})
 
 
 def _entry(rec: Recommendation, c: dict, factors: dict[str, float], default: str,
@@ -196,6 +199,10 @@ def _entry(rec: Recommendation, c: dict, factors: dict[str, float], default: str
         entry["reason"] += (f" At seed{'s' if len(beat) > 1 else ''} "
                             f"{', '.join(map(str, beat))} it was faster than {seeds.fastest}, "
                             "the fastest on the mean: the seeds cannot order the two.")
+    if difference := seeds.differences.get(c["policy"]):
+        entry["versus_fastest"] = difference.as_dict()
+        entry["reason"] += (" Run at more seeds to settle the fastest, its time was "
+                            f"{describe_difference(difference, seeds.fastest)}.")
     close_call = rec.inputs.get("close_call") or []
     if entry["source"] == "simulation" and c["policy"] in close_call:
         entry["settled"] = True  # its factor is a calibrated time, placed by the live runs

@@ -16,6 +16,7 @@ from allocation.services import jobs, machines
 from recommendations import services as recommendations
 from recommendations.models import PolicyPrediction, Recommendation
 from recommendations.services import predictions as prediction_service
+from recommendations.services import seeds as seed_service
 
 pytestmark = pytest.mark.django_db
 
@@ -24,8 +25,10 @@ SEEDS = (0, 1)
 
 @pytest.fixture
 def small(users, monkeypatch):
-    """A 4x4, c = 4 machine with a quarter held by two jobs; two seeds per policy."""
+    """A 4x4, c = 4 machine with a quarter held by two jobs; two seeds per policy and
+    no more (settling a split with more seeds: test_seed_settling.py)."""
     monkeypatch.setattr(django_settings, "HX_PREDICTION_SEEDS", len(SEEDS))
+    monkeypatch.setattr(django_settings, "HX_PREDICTION_MAX_SEEDS", len(SEEDS))
     machine = machines.create_machine(name="small", sides=[4, 4], concentration=4)
     for i, policy in enumerate(["row", "diagonal"]):
         jobs.submit_job(owner=users["admin"], machine=machine, name=f"bg{i}", node_count=8,
@@ -91,21 +94,21 @@ def test_policy_cycles_needs_every_seed_completed():
         run("l_shape", 0, "succeeded", 80), run("l_shape", 1, "succeeded", None, completed=False),
     ]
     assert prediction_service.policy_cycles(runs) == {"row": 150}
-    assert prediction_service.seed_cycles(runs) == {"row": {0: 100, 1: 201}}
+    assert seed_service.seed_cycles(runs) == {"row": {0: 100, 1: 201}}
 
 
 def test_seed_rivals_are_the_policies_faster_than_the_fastest_at_some_seed():
     per_seed = {"a": {0: 100, 1: 120}, "b": {0: 90, 1: 150}, "c": {0: 130, 1: 110},
                 "d": {0: 200, 1: 200}}
-    assert prediction_service.seed_rivals(per_seed) == ("a", {"b": [0], "c": [1]})
-    caveat = prediction_service.seed_caveat(per_seed)
+    assert seed_service.seed_rivals(per_seed) == ("a", {"b": [0], "c": [1]})
+    caveat = seed_service.seed_caveat(per_seed)
     assert caveat.startswith("the seeds do not agree on the fastest: a is the fastest on "
                              "the mean of seeds 0, 1, but b at seed 0 and c at seed 1 were "
                              "faster"), caveat
     agreed = {"a": {0: 100, 1: 120}, "d": {0: 200, 1: 200}}
-    assert prediction_service.seed_rivals(agreed) == ("a", {})
-    assert prediction_service.seed_caveat(agreed) == ""
-    assert prediction_service.seed_caveat({"a": {0: 1}}) == ""
+    assert seed_service.seed_rivals(agreed) == ("a", {})
+    assert seed_service.seed_caveat(agreed) == ""
+    assert seed_service.seed_caveat({"a": {0: 1}}) == ""
 
 
 def _finish_with(rec: Recommendation, cycles: dict[str, dict[int, int]]) -> Recommendation:
