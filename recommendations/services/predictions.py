@@ -27,6 +27,7 @@ from recommendations.services.ranking import (
     NO_SEEDS,
     SeedVerdict,
     analytic_factors,
+    refused_policies,
     store_ranking,
 )
 from recommendations.services.seeds import (
@@ -122,38 +123,36 @@ def finish_if_complete(prediction: PolicyPrediction) -> None:
         predictions = list(rec.predictions.all())
         if any(p.status not in TERMINAL_RUN_STATUSES for p in predictions):
             return
-        if not _queue_settling_round(rec, predictions):
-            _finalize_with_predictions(rec, predictions)
+        _finalize_with_predictions(rec, predictions)
 
 
-def _queue_settling_round(rec: Recommendation, predictions: list[PolicyPrediction]) -> bool:
-    """When the seeds split on the fastest policy (``seeds.settling_round``) and the
-    deadline leaves time for another round at the contest's slowest run so far, queue
-    it, and show the simulated ranking so far meanwhile (not final). ``rec`` is locked
-    and every prediction has ended, so a round is queued once."""
-    extra = rec.inputs.get("extra_seeds", [])
-    runs = settling_round(seed_cycles(predictions, extra),
-                          {(p.policy, p.seed) for p in predictions},
+def _settling_runs(rec: Recommendation, predictions: list[PolicyPrediction],
+                   contenders: dict[str, dict[int, int]]) -> dict[str, list[int]]:
+    """The round of more seeds that would settle a split among the ``contenders``
+    (``seeds.settling_round``), if the deadline leaves time for it at the contest's
+    slowest run so far; else nothing."""
+    runs = settling_round(contenders, {(p.policy, p.seed) for p in predictions},
                           settings.HX_PREDICTION_MAX_SEEDS, settings.HX_PREDICTION_PROCESSES)
     if not runs:
-        return False
+        return {}
     durations = [p.duration_seconds for p in predictions
                  if p.policy in runs and p.duration_seconds is not None]
-    count = sum(map(len, runs.values()))
     round_seconds = max(durations, default=expected_run_seconds(rec)) * math.ceil(
-        count / settings.HX_PREDICTION_PROCESSES)
+        sum(map(len, runs.values())) / settings.HX_PREDICTION_PROCESSES)
     left = (rec.deadline - timezone.now()).total_seconds()
-    if round_seconds > left * constants.LIVE_DEADLINE_SHARE:
-        return False
+    return runs if round_seconds <= left * constants.LIVE_DEADLINE_SHARE else {}
+
+
+def _queue(rec: Recommendation, runs: dict[str, list[int]]) -> None:
+    """Create and send the settling round's predictions (``rec`` is locked and every
+    earlier prediction has ended, so a round is queued once)."""
     rec.inputs = {**rec.inputs, "extra_seeds": sorted(
-        set(extra).union(*runs.values()))}
+        set(rec.inputs.get("extra_seeds", [])).union(*runs.values()))}
     for policy, seeds in sorted(runs.items()):
         for seed in seeds:
             enqueue(PolicyPrediction.objects.create(
                 recommendation=rec, policy=policy, user=rec.user, seed=seed,
                 parameters=prediction_config(rec.machine, rec, policy, seed)))
-    _finalize_with_predictions(rec, predictions, settling=runs)
-    return True
 
 
 def answer_at_deadline(rec: Recommendation) -> None:
@@ -167,10 +166,10 @@ def answer_at_deadline(rec: Recommendation) -> None:
 
 
 def _finalize_with_predictions(rec: Recommendation, predictions: list,
-                               at_deadline: bool = False,
-                               settling: dict[str, list[int]] | None = None) -> None:
-    """Rank with the predictions' results (final, unless a ``settling`` round of more
-    seeds was just queued: then the ranking so far, and the note says what runs)."""
+                               at_deadline: bool = False) -> None:
+    """Rank with the predictions' results: final, unless the seeds split on the fastest
+    policy that can be recommended and a round of more seeds fits before the deadline
+    (not at it): then that round is queued and the ranking so far is shown meanwhile."""
     analytic = analytic_factors(rec.inputs["candidates"], rec.inputs.get("held_fraction", 0))
     calibrated = rec.inputs.get("calibrated_cycles") or {}
     extra = rec.inputs.get("extra_seeds", [])
@@ -213,9 +212,16 @@ def _finalize_with_predictions(rec: Recommendation, predictions: list,
                 f"close; " + rec.inputs.get("calibration_note", "calibrated")
                 + (f"; {note}" if note else ""))
     simulated = {p: c for p, c in per_seed.items() if p in factors}
-    verdict = _seed_verdict(simulated, extra)
+    # the study's rules refuse some policies whatever their time: the seeds need to
+    # order only the others (a refused one needs a clear win, not a close one)
+    refused = refused_policies(rec, factors)
+    contenders = {p: c for p, c in simulated.items() if p not in refused}
+    settling = {} if at_deadline else _settling_runs(rec, predictions, contenders)
+    if settling:
+        _queue(rec, settling)
+    verdict = _seed_verdict(simulated, contenders, extra)
     counted = sorted({s for c in simulated.values() for s in c} & set(extra))
-    caveat = seed_caveat(simulated, counted,
+    caveat = seed_caveat(contenders, counted,
                          asked_extra={p.seed for p in predictions if p.seed in extra})
     if settling:
         seeds = sorted(set().union(*settling.values()))
@@ -232,16 +238,18 @@ def _finalize_with_predictions(rec: Recommendation, predictions: list,
                   seeds=verdict)
 
 
-def _seed_verdict(simulated: dict[str, dict[int, int]], extra_seeds: list[int]
+def _seed_verdict(simulated: dict[str, dict[int, int]],
+                  contenders: dict[str, dict[int, int]], extra_seeds: list[int]
                   ) -> SeedVerdict:
-    """What the simulated policies' seeds say, with the paired difference against the
-    fastest of each policy that ran extra seeds to settle it."""
-    if len(simulated) < 2:
-        return NO_SEEDS
-    fastest, rivals = seed_rivals(simulated)
-    differences = {p: d for p, c in simulated.items()
+    """What the seeds say: every simulated policy's cycles per seed; the fastest of the
+    ``contenders`` (the policies that can be recommended), its rivals among them, and
+    the paired difference against it of each that ran extra seeds to settle it."""
+    if len(contenders) < 2:
+        return NO_SEEDS._replace(cycles=simulated)
+    fastest, rivals = seed_rivals(contenders)
+    differences = {p: d for p, c in contenders.items()
                    if p != fastest and set(c) & set(extra_seeds)
-                   and (d := paired_difference(simulated, p, fastest)) is not None}
+                   and (d := paired_difference(contenders, p, fastest)) is not None}
     return SeedVerdict(simulated, fastest, rivals, differences)
 
 

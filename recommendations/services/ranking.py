@@ -300,6 +300,17 @@ def share_outcome(source: Recommendation, rec: Recommendation) -> None:
                             "finished_at"])
 
 
+def refused_policies(rec: Recommendation, factors: dict[str, float]) -> set[str]:
+    """The candidates the study's rules refuse with these (simulated) factors, as
+    :func:`store_ranking` will (its rule on the factors alone, without the spare model)."""
+    entries = [{"policy": c["policy"], "properties": c["properties"], "reason": "",
+                "relative_comm": factors[c["policy"]],
+                "broken_switches": c.get("broken_switches", 0)}
+               for c in rec.inputs["candidates"] if c["policy"] in factors]
+    _refuse_spread(entries, rec.inputs.get("held_fraction", 0.0), simulated=True)
+    return {e["policy"] for e in entries if e.get("refused")}
+
+
 def _refuse_spread(entries: list[dict], held_fraction: float, simulated: bool) -> None:
     """Mark candidates without switch locality that the study's lessons rule out.
 

@@ -107,11 +107,11 @@ def ask(users, machine) -> Recommendation:
     return rec
 
 
-def _finish_pending(rec: Recommendation) -> Recommendation:
-    """Every prediction of ``rec`` not yet ended succeeds: Random Endpoint with
-    ``FASTEST``, Full Spread with ``RIVAL``, the other policies slowly; then the task's
-    last step runs (as after each run)."""
-    cycles = {"random_endpoint": FASTEST, "full_spread": RIVAL}
+def _finish_pending(rec: Recommendation, cycles: dict | None = None) -> Recommendation:
+    """Every prediction of ``rec`` not yet ended succeeds with ``cycles[policy][seed]``
+    (by default Random Endpoint with ``FASTEST``, Full Spread with ``RIVAL``), the
+    other policies slowly; then the task's last step runs (as after each run)."""
+    cycles = cycles or {"random_endpoint": FASTEST, "full_spread": RIVAL}
     pending = list(rec.predictions.filter(status="pending"))
     now = timezone.now()
     for p in pending:
@@ -208,3 +208,20 @@ def test_at_the_deadline_a_round_still_running_is_left_out(users, small):
     assert entries["full_spread"]["seed_cycles"] == {"0": 1200, "1": 990}
     assert rec.predictions.get(policy="full_spread", seed=2).status == "cancelled"
     assert rec.note.endswith("(seed 2 gave no result)"), rec.note
+
+
+def test_a_split_among_policies_the_rules_refuse_is_not_settled(users, small):
+    """Full Spread and Random Endpoint share switches while other jobs hold a quarter of
+    the machine: refused unless 20 % faster than the best whole-switch policy (Row
+    here). They split between themselves, but neither can be recommended, so their
+    order does not matter: no extra seed, no caveat."""
+    rec = _finish_pending(ask(users, small), {
+        "row": {0: 1000, 1: 1000}, "full_spread": {0: 1050, 1: 900},
+        "random_endpoint": {0: 1000, 1: 960}})
+    assert rec.status == "ready" and "extra_seeds" not in rec.inputs, rec.note
+    assert rec.recommended["policy"] == "row"
+    entries = {e["policy"]: e for e in rec.ranking}
+    assert entries["full_spread"]["refused"] and entries["random_endpoint"]["refused"]
+    assert "seeds do not agree" not in rec.note
+    assert not any("faster_than_fastest_at_seeds" in e for e in rec.ranking)
+    assert entries["random_endpoint"]["seed_cycles"] == {"0": 1000, "1": 960}
