@@ -12,8 +12,14 @@ little), the extra runs and the waves they take (a wave is one run's time: a rou
 on p worker processes takes ceil(r / p) of them; the portal starts a round only when
 it fits the time left before the deadline, which this replay does not model).
 
+The portal settles only among the policies the study's rules do not refuse (a
+candidate sharing switches with other jobs on a loaded machine needs a clear win):
+the replay rebuilds each case's candidates as ``calibration_agreement.py`` does and
+applies the same rules (``--no-rules``: as if none were refused). The 16x16 cases
+recorded three policies only, so their rules see those three.
+
 Usage: .venv/bin/python benchmarks/seed_settling.py [--report FILE] [--budgets 2,4,6,8]
-       [--processes 2] [--first-seeds 2]
+       [--processes 2] [--first-seeds 2] [--no-rules]
 """
 
 from __future__ import annotations
@@ -26,11 +32,15 @@ from pathlib import Path
 from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _calibration_runs import setup_django
+from _calibration_runs import MachineShape, live_occupancy, live_tasks, setup_django
+from calibration_agreement import LIVE_SEED, _candidates
+
+from allocation.hyperx import ONLINE_POLICIES
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_REPORT = ROOT / "docs" / "evidence" / "live_seed_noise.txt"
 CASE = re.compile(r"^(\d+x\d+ c=\d+ \S+ \d+@\d+%)")
+LABEL = re.compile(r"^(\d+)x(\d+) c=(\d+) (\S+) (\d+)@(\d+)%$")
 POLICY = re.compile(r"^\s+(\w+)\s+mean\s.*?seeds \d+: ([\d:, ]+?)\s+\(first")
 
 
@@ -62,16 +72,61 @@ class Replay(NamedTuple):
     seeds: int  # the fastest's seeds at the end
 
 
+class Rules(NamedTuple):
+    """What the study's refusal rules read of a case: its candidates (switch locality,
+    whole free switches broken) and the share of the machine other jobs hold."""
+
+    candidates: list[dict]
+    held_fraction: float
+
+
+def case_rules(label: str) -> Rules | None:
+    """The rules' inputs for a live case of ``calibration_agreement.py`` (its label as
+    ``live_seed_noise.py`` prints it), rebuilt the way that script builds the case."""
+    import numpy as np
+
+    from allocation.hyperx.fragmentation import broken_switches
+
+    found = LABEL.match(label)
+    if found is None:
+        return None
+    x, y, c, pattern, n, load = found.groups()
+    shape = MachineShape((int(x), int(y)), int(c))
+    u = int(load) / 100
+    held = live_occupancy(shape, u, LIVE_SEED + int(100 * u) + shape.node_count)
+    candidates, _ = _candidates(shape, live_tasks(shape, pattern, int(n), held,
+                                                  ONLINE_POLICIES, (0,), ("rules",)))
+    available = np.ones(shape.node_count, dtype=bool)
+    available[held] = False
+    for candidate in candidates:
+        candidate["broken_switches"] = broken_switches(
+            available, np.asarray(candidate["endpoints"], dtype=np.int64), shape.concentration)
+    return Rules(candidates, held.size / shape.node_count)
+
+
+def contenders(per_seed: dict[str, dict[int, int]], rules: Rules | None
+               ) -> dict[str, dict[int, int]]:
+    """The policies the rules do not refuse on these seeds' means (all without rules)."""
+    from recommendations.services.ranking import refused_policies
+    from recommendations.services.seeds import mean_cycles
+
+    if rules is None:
+        return per_seed
+    refused = refused_policies(rules.candidates, rules.held_fraction, mean_cycles(per_seed))
+    return {p: c for p, c in per_seed.items() if p not in refused}
+
+
 def replay(recorded: dict[str, dict[int, int]], first_seeds: int, max_seeds: int,
-           processes: int) -> Replay:
+           processes: int, rules: Rules | None = None) -> Replay:
     """The portal's rule on recorded runs: the first seeds for every policy, then
-    ``settling_round`` until it asks for nothing or for a seed not recorded."""
+    ``settling_round`` among the policies the rules do not refuse until it asks for
+    nothing or for a seed not recorded; the pick is the fastest of those."""
     from recommendations.services.seeds import mean_cycles, seed_rivals, settling_round
 
     per_seed = {p: {s: c[s] for s in range(first_seeds)} for p, c in recorded.items()}
     asked = {(p, s) for p, c in per_seed.items() for s in c}
     extra = waves = 0
-    while runs := settling_round(per_seed, asked, max_seeds, processes):
+    while runs := settling_round(contenders(per_seed, rules), asked, max_seeds, processes):
         if any(s not in recorded[p] for p, seeds in runs.items() for s in seeds):
             break  # the recording ends here
         for policy, seeds in runs.items():
@@ -80,15 +135,24 @@ def replay(recorded: dict[str, dict[int, int]], first_seeds: int, max_seeds: int
                 asked.add((policy, seed))
                 extra += 1
         waves += math.ceil(sum(map(len, runs.values())) / processes)
-    means = mean_cycles(per_seed)
-    fastest = seed_rivals(per_seed)[0] if len(per_seed) > 1 else min(means, key=means.get)
+    open_to = contenders(per_seed, rules)
+    means = mean_cycles(open_to)
+    fastest = seed_rivals(open_to)[0] if len(open_to) > 1 else min(means, key=means.get)
     return Replay(fastest, extra, waves, len(per_seed[fastest]))
 
 
-def cost(recorded: dict[str, dict[int, int]], pick: str) -> float:
-    """The pick's mean over every recorded seed against the best such mean, minus 1."""
+def best(recorded: dict[str, dict[int, int]], rules: Rules | None = None) -> str:
+    """The right answer on every recorded seed: the fastest policy the rules do not
+    refuse on those seeds' means."""
+    means = {p: sum(c.values()) / len(c) for p, c in contenders(recorded, rules).items()}
+    return min(means, key=means.get)
+
+
+def cost(recorded: dict[str, dict[int, int]], pick: str, rules: Rules | None = None
+         ) -> float:
+    """The pick's mean over every recorded seed against the right answer's, minus 1."""
     means = {p: sum(c.values()) / len(c) for p, c in recorded.items()}
-    return means[pick] / min(means.values()) - 1
+    return means[pick] / means[best(recorded, rules)] - 1
 
 
 def main() -> None:
@@ -98,24 +162,28 @@ def main() -> None:
                         help="HX_PREDICTION_MAX_SEEDS values to replay (2: no settling)")
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--first-seeds", type=int, default=2)
+    parser.add_argument("--no-rules", action="store_true",
+                        help="as if the study's rules refused no policy")
     args = parser.parse_args()
     setup_django()
     budgets = [int(b) for b in args.budgets.split(",")]
     cases = {c: r for c, r in parse_report(args.report.read_text()).items()
              if len(r) > 1 and min(map(len, r.values())) > args.first_seeds}
     print(f"# {len(cases)} recorded cases from {args.report.name}, first seeds "
-          f"{args.first_seeds}, {args.processes} processes; cost = the pick's mean over "
-          "every recorded seed / the best such mean - 1")
+          f"{args.first_seeds}, {args.processes} processes, "
+          f"{'no refusal rules' if args.no_rules else 'the refusal rules on each case'}; "
+          "cost = the pick's mean over every recorded seed / the right answer's - 1 (the "
+          "fastest the rules allow on those means)")
     header = "case".ljust(28) + "best".ljust(24) + "".join(
         f"max {b}: pick, cost, +runs/waves".ljust(50) for b in budgets)
     print(header)
     totals = {b: [] for b in budgets}
     for case, recorded in cases.items():
-        means = {p: sum(c.values()) / len(c) for p, c in recorded.items()}
-        line = case.ljust(28) + min(means, key=means.get).ljust(24)
+        rules = None if args.no_rules else case_rules(case)
+        line = case.ljust(28) + best(recorded, rules).ljust(24)
         for budget in budgets:
-            found = replay(recorded, args.first_seeds, budget, args.processes)
-            miss = cost(recorded, found.pick)
+            found = replay(recorded, args.first_seeds, budget, args.processes, rules)
+            miss = cost(recorded, found.pick, rules)
             totals[budget].append((miss, found.extra_runs, found.waves))
             line += (f"{found.pick:22s} {miss:6.2%}  +{found.extra_runs}/{found.waves}"
                      ).ljust(50)

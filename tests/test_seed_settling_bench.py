@@ -53,3 +53,19 @@ def test_the_script_prints_each_budget(settling: ModuleType, tmp_path, capsys,
     assert "# 1 recorded cases from noise.txt" in out
     assert "max 6 seeds: the best in 1 of 1, within 1 % in 1, mean cost 0.00%" in out
     assert "extra runs 6 in all (1 cases ran more seeds), waves of runs max 3" in out
+
+
+def test_the_rules_of_a_recorded_case_refuse_as_the_portal_does(settling: ModuleType) -> None:
+    """The agreement's live 8x8 case at 50 %: a policy sharing switches with other jobs
+    must beat the best whole-switch one clearly, else the replay leaves it out."""
+    rules = settling.case_rules("8x8 c=8 all2all 64@50%")
+    assert rules.held_fraction == 0.5
+    local = next(c["policy"] for c in rules.candidates if c["properties"]["switch_locality"])
+    shared = next(c["policy"] for c in rules.candidates
+                  if not c["properties"]["switch_locality"])
+    close = {local: {0: 1000, 1: 1000}, shared: {0: 950, 1: 950}}
+    assert set(settling.contenders(close, rules)) == {local}
+    assert settling.best(close, rules) == local and settling.best(close) == shared
+    clear = {local: {0: 1000, 1: 1000}, shared: {0: 500, 1: 500}}
+    assert set(settling.contenders(clear, rules)) == {local, shared}
+    assert settling.case_rules("not a case label") is None

@@ -214,7 +214,8 @@ def _finalize_with_predictions(rec: Recommendation, predictions: list,
     simulated = {p: c for p, c in per_seed.items() if p in factors}
     # the study's rules refuse some policies whatever their time: the seeds need to
     # order only the others (a refused one needs a clear win, not a close one)
-    refused = refused_policies(rec, factors)
+    refused = refused_policies(rec.inputs["candidates"], rec.inputs.get("held_fraction", 0.0),
+                               factors)
     contenders = {p: c for p, c in simulated.items() if p not in refused}
     settling = {} if at_deadline else _settling_runs(rec, predictions, contenders)
     if settling:

@@ -300,14 +300,16 @@ def share_outcome(source: Recommendation, rec: Recommendation) -> None:
                             "finished_at"])
 
 
-def refused_policies(rec: Recommendation, factors: dict[str, float]) -> set[str]:
-    """The candidates the study's rules refuse with these (simulated) factors, as
-    :func:`store_ranking` will (its rule on the factors alone, without the spare model)."""
+def refused_policies(candidates: list[dict], held_fraction: float,
+                     factors: dict[str, float]) -> set[str]:
+    """The candidates (each with its ``properties`` and ``broken_switches``) that the
+    study's rules refuse with these simulated factors, as :func:`store_ranking` will
+    (its rule on the factors alone, without the spare model)."""
     entries = [{"policy": c["policy"], "properties": c["properties"], "reason": "",
                 "relative_comm": factors[c["policy"]],
                 "broken_switches": c.get("broken_switches", 0)}
-               for c in rec.inputs["candidates"] if c["policy"] in factors]
-    _refuse_spread(entries, rec.inputs.get("held_fraction", 0.0), simulated=True)
+               for c in candidates if c["policy"] in factors]
+    _refuse_spread(entries, held_fraction, simulated=True)
     return {e["policy"] for e in entries if e.get("refused")}
 
 
