@@ -2,7 +2,7 @@
 
 The worker warms the engine when it starts (``simulation.worker``), so the
 first recommendation's predictions run on compiled code: two pool processes
-simulate the eight policies (three seeds each, the study's volume) on the
+simulate the eight policies (``HX_PREDICTION_SEEDS`` seeds each, the study's volume) on the
 half-full reference machine, and the answer is ready by simulation, not by
 the analytic fallback that replaces predictions still running at the
 ``DEADLINE_SECONDS`` deadline (polled through the API, which applies it).
@@ -19,6 +19,7 @@ import pytest
 from django.test import override_settings
 from django.utils import timezone
 
+from allocation.services import jobs, machines
 from hxportal import recovery
 from hxportal.models import TERMINAL_RUN_STATUSES
 from recommendations import constants as recommendation_constants
@@ -54,7 +55,7 @@ def test_first_recommendation_on_a_fresh_worker_is_simulated(tmp_path, api, ref)
         except AssertionError:
             pytest.fail("no answer; worker log:\n" + log_path.read_text()[-4000:])
         elapsed = time.monotonic() - started
-    print(f"\nfirst recommendation on a fresh 2-process worker: {elapsed:.1f} s")
+    print(f"\nfirst recommendation on a fresh 2-process worker: {elapsed:.1f} s; {body['note']}")
     assert body["method"] == "simulation", (body["note"], log_path.read_text()[-3000:])
     runs = N_POLICIES * len(recommendation_constants.prediction_seeds())  # a task each
     progress = body["progress"]  # more when a split on the fastest ran extra seeds
@@ -104,6 +105,56 @@ def test_a_worker_killed_mid_recommendation_leaves_its_finished_simulations(
             status__in=TERMINAL_RUN_STATUSES).exists(), timeout=30, interval=1)
     left = predictions.exclude(status="succeeded")
     assert set(left.values_list("status", flat=True)) == {"cancelled"}
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_split_answer_is_settled_by_more_seeds_on_a_real_worker(tmp_path, api, users):
+    """On the 8x8 machine half held by Diagonal and Row jobs in turn (in that order),
+    a 64-node all-to-all's first two seeds split among the policies the rules leave
+    (benchmarks/bench_seed_settling.py measured it): the worker queues rounds of more
+    seeds for the contest itself, through the broker, and the answer says what they
+    made of it. Each extra seed is run by every contest member (paired)."""
+    machine = machines.create_machine(name="split", sides=[8, 8], concentration=8)
+    for i, policy in enumerate(["diagonal", "row", "diagonal", "row"]):
+        jobs.submit_job(owner=users["admin"], machine=machine, name=f"bg{i}", node_count=64,
+                        pattern="all-to-all", policy=policy)
+    purge_broker()
+    log_path = tmp_path / "worker.log"
+    with celery_worker(log_path, concurrency=2):
+        response = api("operator").post("/api/v1/recommendations/", {
+            "machine": "split", "node_count": 64, "pattern": "all-to-all", "t_cmpt": 100,
+            "t_comm": 50, **SPARES}, format="json")
+        assert response.status_code == 202, response.content
+        rec_id = response.json()["id"]
+        try:
+            body = wait_for(lambda: (b := api("viewer").get(
+                f"/api/v1/recommendations/{rec_id}/").json())["status"] != "computing" and b,
+                timeout=recommendation_constants.DEADLINE_SECONDS + 30)
+        except AssertionError:
+            pytest.fail("no answer; worker log:\n" + log_path.read_text()[-4000:])
+        # runs cut at the deadline end before the worker stops
+        predictions = PolicyPrediction.objects.filter(recommendation_id=rec_id)
+        wait_for(lambda: not predictions.exclude(status__in=TERMINAL_RUN_STATUSES).exists(),
+                 timeout=60)
+    assert body["method"] == "simulation", body["note"]
+    first = recommendation_constants.prediction_seeds()
+    extra = predictions.exclude(seed__in=first)
+    assert extra.exists(), f"this case no longer splits (engine changed?): {body['note']}"
+    assert ", run for " in body["note"], body["note"]
+    contest: dict[int, set[str]] = {}
+    for policy, seed in extra.values_list("policy", "seed"):
+        contest.setdefault(seed, set()).add(policy)
+    assert len({frozenset(p) for p in contest.values()}) == 1, contest  # paired seeds
+    members = next(iter(contest.values()))
+    assert len(members) >= 2
+    counted = {int(s) for e in body["ranking"] if e["policy"] in members
+               for s in e.get("seed_cycles", {})} - set(first)
+    assert counted and counted <= set(contest)
+    versus = [e for e in body["ranking"] if "versus_fastest" in e]
+    assert versus and {e["policy"] for e in versus} < members
+    assert body["ranking"][0]["policy"] == body["recommended"]["policy"]
+    print(f"\nsplit answer on a real worker, seeds {sorted(contest)} added: {body['note']}")
 
 
 def simulated_policies(predictions) -> set[str]:
