@@ -9,6 +9,7 @@ from datetime import timedelta
 import pytest
 from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 
 from allocation.services import jobs, machines
 from recommendations import constants as recommendation_constants
@@ -405,3 +406,55 @@ def test_a_table_built_before_seed_spreads_gets_them_from_its_runs(users, half):
     assert current.pk == calibration.pk and current.table == built
     calibration.refresh_from_db()
     assert calibration.table == built and calibration.status == "ready"
+
+
+def test_a_close_call_whose_seeds_split_runs_more_seeds_for_its_contenders(
+        users, half, monkeypatch, settings):
+    """The close call settled live on two seeds each: two of its whole-switch policies
+    split (Least-loaded Diagonal faster at seed 0, Rectangular on the mean), so the
+    answer runs seed 2 for those two only (the calibration's close call shares
+    switches in Full Spread and Random Endpoint, which the rules refuse here), then
+    ranks the close call by the three seeds."""
+    calibration = calibrate(half, seeds=[0, 1])
+    cycles, group = expected_close_call(CalibrationTable.from_dict(calibration.table), 16, 0.5)
+    assert {"least_loaded_diagonal", "rectangular"} <= set(group)
+    monkeypatch.setattr(django_settings, "HX_PREDICTION_SEEDS", 2)
+    settings.HX_PREDICTION_MAX_SEEDS = 3
+    settings.HX_PREDICTION_PROCESSES = 1
+    run = CalibrationTable.from_dict(calibration.table).run_seconds("all2all", 16, 0.5)
+    monkeypatch.setattr(recommendation_constants, "LIVE_DEADLINE_SHARE",
+                        run * (2 * len(group) + 0.5) / recommendation_constants.DEADLINE_SECONDS)
+    rec = ask(users, half, node_count=16)
+    assert rec.method == "calibrated" and rec.inputs["close_call"] == sorted(
+        group, key=cycles.get), rec.note
+    live = {"least_loaded_diagonal": (1000, 1100, 1300), "rectangular": (1050, 1000, 1000)}
+
+    def finish_pending() -> Recommendation:
+        pending = list(rec.predictions.filter(status="pending"))
+        now = timezone.now()
+        for p in pending:
+            done = live.get(p.policy, (5000, 5010))[p.seed]
+            PolicyPrediction.objects.filter(pk=p.pk).update(
+                status="succeeded", started_at=now - timedelta(milliseconds=1),
+                finished_at=now, result={"completion_cycles": done, "completed": True})
+        predictions.finish_if_complete(pending[-1])
+        return Recommendation.objects.get(pk=rec.pk)
+
+    interim = finish_pending()
+    assert interim.status == "computing" and interim.inputs["extra_seeds"] == [2], interim.note
+    assert sorted(interim.predictions.filter(seed=2).values_list("policy", flat=True)) == [
+        "least_loaded_diagonal", "rectangular"]
+    assert "running seed 2 for least_loaded_diagonal and rectangular to settle it" in \
+        interim.note
+    final = finish_pending()
+    assert final.status == "ready" and final.method == "simulation", final.note
+    assert "settled by live simulation" in final.note
+    assert "seeds 2, run for least_loaded_diagonal and rectangular, settled it" in final.note \
+        or "seeds 2, run for least_loaded_diagonal and rectangular, did not settle it" in \
+        final.note, final.note
+    entries = {e["policy"]: e for e in final.ranking if "error" not in e}
+    assert entries["least_loaded_diagonal"]["seed_cycles"] == {"0": 1000, "1": 1100, "2": 1300}
+    assert entries["full_spread"]["seed_cycles"] == {"0": 5000, "1": 5010}
+    # the close call keeps its calibrated times, in the order of the three seeds' means
+    assert entries["rectangular"]["relative_comm"] < entries["least_loaded_diagonal"][
+        "relative_comm"]
