@@ -75,9 +75,36 @@ def seed_cycles(predictions: Iterable, extra_seeds: Collection[int] = ()
     return out
 
 
+def seed_means(per_seed: dict[str, dict[int, int]]) -> dict[str, float]:
+    """Each policy's mean completion cycles, on the seeds of the policy run at most.
+
+    Extra seeds run only for the contest, and seeds differ by a third on a loaded
+    machine: a plain mean would set a policy's two lucky seeds against the contest's
+    six. A policy run at fewer seeds than the reference (the fastest of those run at
+    most) has its mean scaled by how the reference's mean on all of its seeds stands
+    to its mean on the policy's seeds (the paired ratio against the reference).
+
+    >>> seed_means({"a": {0: 100, 1: 100, 2: 160}, "b": {0: 110, 1: 110}})
+    {'a': 120.0, 'b': 132.0}
+    """
+    plain = {p: sum(c.values()) / len(c) for p, c in per_seed.items()}
+    most = max(map(len, per_seed.values()), default=0)
+    reference = min((p for p, c in per_seed.items() if len(c) == most),
+                    key=lambda p: (plain[p], p), default=None)
+    out = {}
+    for policy, cycles in per_seed.items():
+        ref = per_seed[reference]
+        if len(cycles) == most or not set(cycles) < set(ref):
+            out[policy] = plain[policy]
+            continue
+        on_its_seeds = sum(ref[s] for s in cycles) / len(cycles)
+        out[policy] = plain[policy] * plain[reference] / on_its_seeds
+    return out
+
+
 def mean_cycles(per_seed: dict[str, dict[int, int]]) -> dict[str, int]:
-    """Each policy's mean completion cycles over its seeds, rounded."""
-    return {policy: round(sum(c.values()) / len(c)) for policy, c in per_seed.items()}
+    """Each policy's mean completion cycles (:func:`seed_means`), rounded."""
+    return {policy: round(mean) for policy, mean in seed_means(per_seed).items()}
 
 
 def paired_difference(per_seed: dict[str, dict[int, int]], policy: str, fastest: str
@@ -101,7 +128,7 @@ def paired_difference(per_seed: dict[str, dict[int, int]], policy: str, fastest:
 
 
 def seed_rivals(per_seed: dict[str, dict[int, int]]) -> tuple[str, dict[str, list[int]]]:
-    """(the fastest policy on the mean of its seeds, its rivals with the seeds where they
+    """(the fastest policy on :func:`seed_means`, its rivals with the seeds where they
     beat it). A rival beat the fastest at some common seed and the paired interval of
     their difference holds zero: on two seeds every policy that beat it at one is a
     rival (the interval is wide), on more a policy clearly slower on the rest is not.
@@ -112,7 +139,7 @@ def seed_rivals(per_seed: dict[str, dict[int, int]]) -> tuple[str, dict[str, lis
     ...              "b": {0: 99, 1: 130, 2: 131, 3: 129, 4: 130, 5: 128}})
     ('a', {})
     """
-    means = {p: sum(c.values()) / len(c) for p, c in per_seed.items()}
+    means = seed_means(per_seed)
     fastest = min(means, key=lambda p: (means[p], p))
     rivals = {}
     for policy, cycles in per_seed.items():

@@ -18,6 +18,7 @@ from recommendations.services.seeds import (
     paired_difference,
     seed_caveat,
     seed_cycles,
+    seed_means,
     seed_rivals,
     settling_round,
 )
@@ -59,6 +60,27 @@ def test_a_policy_joining_the_contest_runs_the_seeds_the_others_counted():
     assert seed_rivals(per_seed) == ("b", {"a": [0], "c": [0]})
     assert settling_round(per_seed, asked, max_seeds=6, processes=2) == {
         "a": [3], "b": [3], "c": [2, 3]}
+
+
+def test_a_policy_outside_the_contest_is_weighed_on_the_contest_seeds():
+    """The live bench's 64-node case at 50 %, three rounds in (recorded cycles): seeds
+    2-4 were slow for every policy, and Diagonal, which lost both first seeds and ran
+    no more, would be the fastest on its own two seeds' plain mean (17,954 cycles
+    against Least-loaded Diagonal's 18,393). Against the contest's seeds it is not:
+    its two seeds scaled by how Least-loaded Diagonal's five stand to its first two."""
+    lld = {0: 16641, 1: 16442, 2: 17960, 3: 18959, 4: 21961}
+    per_seed = {"least_loaded_diagonal": lld,
+                "random_switch": {0: 16331, 1: 16565, 2: 25235, 3: 18581, 4: 19601},
+                "diagonal": {0: 17935, 1: 17973}, "l_shape": {0: 19701, 1: 21315}}
+    means = seed_means(per_seed)
+    assert sum(per_seed["diagonal"].values()) / 2 < means["least_loaded_diagonal"]
+    assert means["diagonal"] == pytest.approx(17954 * (sum(lld.values()) / 5) / 16541.5)
+    assert seed_rivals(per_seed) == ("least_loaded_diagonal", {"random_switch": [0, 3, 4]})
+    asked = {(p, s) for p in per_seed for s in (0, 1)} | {
+        (p, s) for p in ("least_loaded_diagonal", "random_switch") for s in (2, 3, 4)}
+    assert settling_round(per_seed, asked, max_seeds=6, processes=2) == {
+        "least_loaded_diagonal": [5], "random_switch": [5]}
+    assert "least_loaded_diagonal is the fastest" in seed_caveat(per_seed, [2, 3, 4])
 
 
 def test_an_extra_seed_counts_only_where_every_run_at_it_completed():
