@@ -36,6 +36,7 @@ from recommendations.services.seeds import (
     seed_caveat,
     seed_cycles,
     seed_rivals,
+    seed_scales,
     settling_round,
 )
 from simulation import services as simulation
@@ -245,13 +246,14 @@ def _seed_verdict(simulated: dict[str, dict[int, int]],
     """What the seeds say: every simulated policy's cycles per seed; the fastest of the
     ``contenders`` (the policies that can be recommended), its rivals among them, and
     the paired difference against it of each that ran extra seeds to settle it."""
+    scales = seed_scales(simulated)
     if len(contenders) < 2:
-        return NO_SEEDS._replace(cycles=simulated)
+        return NO_SEEDS._replace(cycles=simulated, scales=scales)
     fastest, rivals = seed_rivals(contenders)
     differences = {p: d for p, c in contenders.items()
                    if p != fastest and set(c) & set(extra_seeds)
                    and (d := paired_difference(contenders, p, fastest)) is not None}
-    return SeedVerdict(simulated, fastest, rivals, differences)
+    return SeedVerdict(simulated, fastest, rivals, differences, scales)
 
 
 def _stand_ins(missing: list[str], calibrated: dict[str, float]) -> str:

@@ -16,7 +16,7 @@ from hxportal import hostlists
 from hxportal.text import join_words, pluralize
 from recommendations import constants
 from recommendations.models import Recommendation, RecommendationStatus
-from recommendations.services.seeds import Difference, describe_difference
+from recommendations.services.seeds import Difference, SeedScale, describe_difference
 
 
 def analytic_factors(candidates: list[dict], held_fraction: float) -> dict[str, float]:
@@ -159,9 +159,11 @@ class SeedVerdict(NamedTuple):
     rivals: dict[str, list[int]]
     #: Policies that ran extra seeds against the fastest: their paired difference.
     differences: dict[str, Difference]
+    #: Policies run at fewer seeds than the contest: how their mean was weighed on its.
+    scales: dict[str, SeedScale]
 
 
-NO_SEEDS = SeedVerdict({}, None, {}, {})
+NO_SEEDS = SeedVerdict({}, None, {}, {}, {})
 
 
 def _entry(rec: Recommendation, c: dict, factors: dict[str, float], default: str,
@@ -199,6 +201,13 @@ def _entry(rec: Recommendation, c: dict, factors: dict[str, float], default: str
         entry["reason"] += (f" At seed{'s' if len(beat) > 1 else ''} "
                             f"{', '.join(map(str, beat))} it was faster than {seeds.fastest}, "
                             "the fastest on the mean: the seeds cannot order the two.")
+    if scale := seeds.scales.get(c["policy"]):
+        entry["weighed_on_seeds"] = scale.as_dict()
+        ran = sorted(seeds.cycles[c["policy"]])
+        entry["reason"] += (f" It ran seed{'s' if len(ran) > 1 else ''} "
+                            f"{', '.join(map(str, ran))} only: its time is weighed on seeds "
+                            f"{', '.join(map(str, scale.seeds))} by how {scale.reference} "
+                            f"fared on them (x{scale.scale:.3f}).")
     if difference := seeds.differences.get(c["policy"]):
         entry["versus_fastest"] = difference.as_dict()
         entry["reason"] += (" Run at more seeds to settle the fastest, its time was "

@@ -75,31 +75,57 @@ def seed_cycles(predictions: Iterable, extra_seeds: Collection[int] = ()
     return out
 
 
-def seed_means(per_seed: dict[str, dict[int, int]]) -> dict[str, float]:
-    """Each policy's mean completion cycles, on the seeds of the policy run at most.
+class SeedScale(NamedTuple):
+    """How a policy run at fewer seeds is weighed on the seeds of the one run at most."""
 
-    Extra seeds run only for the contest, and seeds differ by a third on a loaded
-    machine: a plain mean would set a policy's two lucky seeds against the contest's
-    six. A policy run at fewer seeds than the reference (the fastest of those run at
-    most) has its mean scaled by how the reference's mean on all of its seeds stands
-    to its mean on the policy's seeds (the paired ratio against the reference).
+    reference: str
+    seeds: tuple[int, ...]
+    scale: float
 
-    >>> seed_means({"a": {0: 100, 1: 100, 2: 160}, "b": {0: 110, 1: 110}})
-    {'a': 120.0, 'b': 132.0}
+    def as_dict(self) -> dict:
+        return {"reference": self.reference, "seeds": list(self.seeds),
+                "scale": round(self.scale, 4)}
+
+
+def _plain_means(per_seed: dict[str, dict[int, int]]) -> dict[str, float]:
+    return {p: sum(c.values()) / len(c) for p, c in per_seed.items()}
+
+
+def seed_scales(per_seed: dict[str, dict[int, int]]) -> dict[str, SeedScale]:
+    """The policies run at fewer seeds than the reference (the fastest of those run at
+    most), each with the ratio of the reference's mean on all of its seeds to its mean
+    on the policy's seeds (only where the policy's seeds are among the reference's).
+
+    >>> seed_scales({"a": {0: 100, 1: 100, 2: 160}, "b": {0: 110, 1: 110}})
+    {'b': SeedScale(reference='a', seeds=(0, 1, 2), scale=1.2)}
     """
-    plain = {p: sum(c.values()) / len(c) for p, c in per_seed.items()}
+    plain = _plain_means(per_seed)
     most = max(map(len, per_seed.values()), default=0)
     reference = min((p for p, c in per_seed.items() if len(c) == most),
                     key=lambda p: (plain[p], p), default=None)
     out = {}
     for policy, cycles in per_seed.items():
         ref = per_seed[reference]
-        if len(cycles) == most or not set(cycles) < set(ref):
-            out[policy] = plain[policy]
-            continue
-        on_its_seeds = sum(ref[s] for s in cycles) / len(cycles)
-        out[policy] = plain[policy] * plain[reference] / on_its_seeds
+        if len(cycles) < most and set(cycles) < set(ref):
+            on_its_seeds = sum(ref[s] for s in cycles) / len(cycles)
+            out[policy] = SeedScale(reference, tuple(sorted(ref)), plain[reference] / on_its_seeds)
     return out
+
+
+def seed_means(per_seed: dict[str, dict[int, int]]) -> dict[str, float]:
+    """Each policy's mean completion cycles, on the seeds of the policy run at most.
+
+    Extra seeds run only for the contest, and seeds differ by a third on a loaded
+    machine: a plain mean would set a policy's two lucky seeds against the contest's
+    six. A policy run at fewer seeds has its mean scaled (:func:`seed_scales`): the
+    paired ratio against the reference, whose seeds move every policy alike.
+
+    >>> seed_means({"a": {0: 100, 1: 100, 2: 160}, "b": {0: 110, 1: 110}})
+    {'a': 120.0, 'b': 132.0}
+    """
+    scales = seed_scales(per_seed)
+    return {p: mean * (scales[p].scale if p in scales else 1.0)
+            for p, mean in _plain_means(per_seed).items()}
 
 
 def mean_cycles(per_seed: dict[str, dict[int, int]]) -> dict[str, int]:

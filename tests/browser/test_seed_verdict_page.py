@@ -70,6 +70,7 @@ def test_the_page_shows_each_seed_and_the_policy_the_seeds_cannot_order(
         "faster than the fastest at seed 1"
     assert page.locator("[data-testid=seed-cycles]").count() == rows.count()
     assert page.locator("[data-testid=seed-rival]").count() == 1
+    assert page.locator("[data-testid=weighed-on-seeds]").count() == 0  # all on seeds 0, 1
     assert "the seeds do not agree on the fastest" in page.content()
     if SHOTS:
         page.screenshot(path=os.path.join(SHOTS, "seed-verdict.png"), full_page=True)
@@ -105,6 +106,10 @@ def test_the_page_follows_a_split_answer_while_more_seeds_settle_it(
     assert row.locator("[data-testid=versus-fastest]").inner_text().startswith(
         "19.8 % slower than the fastest on 5 seeds (95 %: ")
     assert "settled it: random_endpoint is the fastest" in page.content()
+    # the policies outside the contest ran seeds 0 and 1 only: weighed on all five
+    weighed = page.locator("[data-testid=weighed-on-seeds]")
+    assert weighed.count() == page.locator("[data-testid=ranking] tbody tr").count() - 2
+    assert weighed.first.inner_text() == "weighed on 5 seeds by random_endpoint's (\u00d71.00)"
     if SHOTS:
         page.screenshot(path=os.path.join(SHOTS, "seed-settled.png"), full_page=True)
     assert not page.console_errors, page.console_errors

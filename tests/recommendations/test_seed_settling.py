@@ -184,8 +184,16 @@ def test_a_split_answer_runs_more_seeds_for_its_contest_until_they_settle(
     assert "Run at more seeds to settle the fastest, its time was +15.8 %" in rival["reason"]
     assert entries["row"]["seed_cycles"] == {"0": 5000, "1": 5010}  # not in the contest
     assert "versus_fastest" not in entries["row"]
+    # ... and weighed on the contest's five seeds by the fastest's (equal at every seed)
+    assert entries["row"]["weighed_on_seeds"] == {
+        "reference": "random_endpoint", "seeds": [0, 1, 2, 3, 4], "scale": 1.0}
+    assert "It ran seeds 0, 1 only: its time is weighed on seeds 0, 1, 2, 3, 4" in (
+        entries["row"]["reason"])
+    assert "weighed_on_seeds" not in rival
     page = client_for("viewer").get(f"/recommendations/{rec.pk}/").content.decode()
     assert 'data-testid="versus-fastest">15.8 % slower than the fastest on 5 seeds' in page
+    assert ("data-testid=\"weighed-on-seeds\">weighed on 5 seeds by random_endpoint's "
+            "(&times;1.00)") in page
     api_entry = next(e for e in api("viewer").get(f"/api/v1/recommendations/{rec.pk}/").json()[
         "ranking"] if e["policy"] == "full_spread")
     assert api_entry["versus_fastest"]["seeds"] == [0, 1, 2, 3, 4]
