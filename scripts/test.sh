@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Set everything up and run the whole suite: lint, import contracts, then pytest
 # twice: on PostgreSQL + Redis (row locks, real worker, browser) and on the
-# zero-setup defaults (SQLite + filesystem broker): the tests that open the database
-# or start processes (all of them if the first pass could not run), which also runs
-# the `slurm` layer against a real local Slurm once, and the tests marked `processes` (make
+# zero-setup defaults (SQLite + filesystem broker), which also runs the `slurm`
+# layer against a real local Slurm once, and the tests marked `processes` (make
 # run's and compose's servers started as processes; they bring their own
 # zero-setup database). Outside CI a missing service skips its pass or tests
 # with a visible reason; in CI (CI=true) it fails.
@@ -34,14 +33,10 @@ PYEOF
 }
 
 status=0
-# The second pass runs only the tests that open the database or start processes when
-# the first pass ran the rest (tests/conftest.py, HX_TEST_DATABASE_ONLY).
-database_only=0
 echo "== pytest on PostgreSQL + Redis"
 if services_up; then
   DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL HX_DATA_DIR=$(mktemp -d) \
     $PY -m pytest -m "($MARKS) and not slurm and not processes" "$@" || status=$?
-  database_only=1
 elif [ "${CI:-}" = "true" ]; then
   echo "PostgreSQL or Redis is not reachable and CI=true: failing." >&2
   exit 1
@@ -53,5 +48,4 @@ fi
 
 echo "== pytest on the zero-setup defaults (SQLite + filesystem broker) and the slurm layer"
 env -u DATABASE_URL -u CELERY_BROKER_URL HX_DATA_DIR=$(mktemp -d) \
-  HX_TEST_DATABASE_ONLY=$database_only \
   $PY -m pytest -m "($MARKS) and not postgres and not browser" "$@"

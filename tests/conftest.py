@@ -27,41 +27,6 @@ def skip_or_fail(reason: str) -> None:
     pytest.skip(reason)
 
 
-#: Fixtures whose tests open the database (pytest-django's, and the live server's).
-DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences",
-                     "django_db_serialized_rollback", "live_server"}
-#: Markers of tests that start processes or daemons: they run in the pass that selects them.
-PROCESS_MARKERS = ("worker", "slurm", "processes")
-
-
-def opens_database_or_processes(item) -> bool:
-    """Whether a test's result can depend on the configured database or broker."""
-    return (item.get_closest_marker("django_db") is not None
-            or bool(DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())))
-            or any(item.get_closest_marker(m) for m in PROCESS_MARKERS))
-
-
-def pytest_collection_modifyitems(config, items):
-    """With ``HX_TEST_DATABASE_ONLY=1`` (the README test command's second pass, after a
-    first pass ran everything on PostgreSQL + Redis), keep only the tests that open the
-    database or start processes: a test that does neither gives the same result on
-    either pass, so running it twice buys nothing."""
-    if os.environ.get("HX_TEST_DATABASE_ONLY") != "1":
-        return
-    keep = [i for i in items if opens_database_or_processes(i)]
-    dropped = [i for i in items if not opens_database_or_processes(i)]
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = keep
-
-
-def pytest_report_header(config):
-    if os.environ.get("HX_TEST_DATABASE_ONLY") == "1":
-        return ("HX_TEST_DATABASE_ONLY=1: only tests that open the database or start "
-                "processes (the others ran in the first pass)")
-    return None
-
-
 def pytest_runtest_setup(item):
     if item.get_closest_marker("browser") and not shutil.which(CHROMIUM):
         skip_or_fail(f"{CHROMIUM} is not installed (apt-get install -y chromium)")
