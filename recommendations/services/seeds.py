@@ -103,9 +103,9 @@ def seed_scales(per_seed: dict[str, dict[int, int]]) -> dict[str, SeedScale]:
     most = max(map(len, per_seed.values()), default=0)
     reference = min((p for p, c in per_seed.items() if len(c) == most),
                     key=lambda p: (plain[p], p), default=None)
+    ref = per_seed.get(reference, {})
     out = {}
     for policy, cycles in per_seed.items():
-        ref = per_seed[reference]
         if len(cycles) < most and set(cycles) < set(ref):
             on_its_seeds = sum(ref[s] for s in cycles) / len(cycles)
             out[policy] = SeedScale(reference, tuple(sorted(ref)), plain[reference] / on_its_seeds)
