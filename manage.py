@@ -11,7 +11,7 @@ def main() -> None:
     # (models, URL patterns, numba's typing tables); at the default threshold of 700
     # allocations the young generation is collected about 400 times on the way, 0.19 s
     # of a short command such as ``hx_simulate`` for nothing freed. Collecting every
-    # 20,000 allocations instead ran it 0.96-0.97x the wall time (README "Speed").
+    # 20,000 allocations instead ran it 0.96-0.97x the wall time (docs/speed.md).
     gc.set_threshold(20_000)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hxportal.settings.local")
     from django.core.management import execute_from_command_line
@@ -20,7 +20,7 @@ def main() -> None:
     # The command has finished and the process is about to exit. Freezing the heap
     # spares the interpreter's shutdown its full garbage collections over every
     # object of Django, numpy and numba: 0.4 to 0.6 s of a short command such as
-    # ``hx_simulate`` (README "Speed"). Reference counting still frees what it
+    # ``hx_simulate`` (docs/speed.md). Reference counting still frees what it
     # frees, and atexit handlers and the flush of stdout and stderr still run; the
     # database connections, which sit in reference cycles, are closed first.
     from django.db import connections

@@ -140,8 +140,9 @@ class CalibrationSerializer(serializers.ModelSerializer):
 
     def get_progress(self, calibration: Calibration) -> dict:
         progress = recommendations.calibration_progress(calibration)
-        return {k: progress[k] for k in ("total", "done", "succeeded", "failed", "running",
-                                         "pending", "fraction") if k in progress}
+        return {k: progress[k] for k in ("total", "done", "succeeded", "failed",
+                                         "memory_stopped", "running", "pending", "fraction")
+                if k in progress}
 
     def get_patterns(self, calibration: Calibration) -> list[str]:
         """Patterns the table answers for (so far)."""

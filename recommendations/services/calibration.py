@@ -179,7 +179,7 @@ def prepare_calibration(calibration_id: int) -> Calibration | None:
 def _point_runs(machine: Machine, grid: CalibrationGrid, points) -> tuple[list[tuple], str]:
     """(point, engine config, partitions) of every point a policy can place and the
     portal may simulate, and what was left out, in words (a point over
-    ``HX_SIM_MAX_BYTES``: a 65,536-node machine's runs are estimated at up to 3.1 GiB)."""
+    ``HX_SIM_MAX_BYTES`` before it runs; a 65,536-node machine's take up to 0.45 GiB)."""
     shape = machine.geometry
     held = {load: synthetic_occupancy(shape, load) for load in grid.loads}
     runs, refused, unplaced = [], {}, 0
@@ -436,9 +436,15 @@ def close_call_caveat(candidates: list[dict], cycles: dict[str, float],
         spread=f"{max(spread.get(p, 0.0) for p in group):.0%}")
 
 
+#: How a run stopped at ``HX_SIM_MAX_BYTES`` begins its error (the runner stores
+#: ``"<exception class>: <message>"``).
+MEMORY_STOPPED = "MemoryLimitReached: the run stopped at cycle"
+
+
 def calibration_progress(calibration: Calibration) -> dict[str, Any]:
-    """The sweep's progress (runs done of all) with the calibration's status; before
-    its runs are made, none done of the grid's points."""
+    """The sweep's progress (runs done of all) with the calibration's status and how
+    many runs stopped at the memory limit; before its runs are made, none done of
+    the grid's points."""
     if calibration.sweep_id is not None:
         progress = simulation.sweep_progress(calibration.sweep)
     else:
@@ -447,7 +453,13 @@ def calibration_progress(calibration: Calibration) -> dict[str, Any]:
         progress = {"total": total, "done": done, "succeeded": 0, "failed": 0,
                     "cancelled": 0, "running": 0, "pending": total - done,
                     "fraction": done / total if total else 0.0}
-    return {**progress, "calibration_status": calibration.status,
+    memory_stopped = 0
+    if calibration.sweep_id is not None and progress["failed"]:
+        memory_stopped = SimulationRun.objects.filter(
+            sweep_id=calibration.sweep_id, status=RunStatus.FAILED,
+            error__startswith=MEMORY_STOPPED).count()
+    return {**progress, "memory_stopped": memory_stopped,
+            "calibration_status": calibration.status,
             "points_done": calibration.points_done, "prepared": calibration.sweep_id is not None}
 
 

@@ -58,8 +58,14 @@ class ValidationResultSerializer(serializers.Serializer):
     switches = serializers.IntegerField(required=False)
     total_vcs = serializers.IntegerField(required=False)
     memory_bytes = serializers.IntegerField(
-        required=False, help_text="Estimated peak memory of the run, bytes (at most "
-                                  "HX_SIM_MAX_BYTES).")
+        required=False, help_text="Estimated peak memory of the run at most, bytes: every "
+                                  "buffer full of packets (may exceed HX_SIM_MAX_BYTES).")
+    memory_floor_bytes = serializers.IntegerField(
+        required=False, help_text="Estimated peak memory at least, bytes (at most "
+                                  "HX_SIM_MAX_BYTES): the packet pool at its first size.")
+    memory_limit_bytes = serializers.IntegerField(
+        required=False, help_text="HX_SIM_MAX_BYTES: a run stops if its packets in "
+                                  "flight would take it above this.")
     description = serializers.CharField(required=False)
     config_hash = serializers.CharField(required=False)
     engine_version = serializers.CharField(required=False)

@@ -12,8 +12,18 @@ cycles each).
 The estimate counts every array at its full size (numpy leaves untouched
 pages unmapped, so a run that never fills its buffers uses less) and the pool
 at the size it reaches when the bound on packets in flight is met, with both
-copies alive while it grows: an upper bound for long saturated runs, whose
-buffers are seldom more than a few per cent full. Before the arrays, the
+copies alive while it grows: an upper bound (``total``) for long saturated
+runs. On a large machine that bound is far from most runs: a 65,536-node
+calibration point with half the machine sending background at full rate is
+bounded at 3.1 GiB, yet its packets in flight level off near 500,000 (of 17
+million places in the buffers and source queues), inside the pool's first size,
+and the run peaks at about 0.4 GiB; with three quarters of the machine sending
+they keep rising (1.1 million by cycle 6,500). So a limit is checked twice:
+before the run on ``floor`` (every array, the pool at its first size: what the
+run takes however few packets it holds), and while it runs, each time the pool
+would double (:meth:`MemoryEstimate.growth_peak`, :func:`check_growth`): a run
+stops at the limit when its packets really need more, instead of never
+starting because of a bound most runs do not reach. Before the arrays, the
 traffic tables are built from Python lists (an all-reduce lists ``2 log2 k``
 messages per rank); those are freed first, so the peak is the larger of the
 two phases. The per-byte constants below were calibrated against the peak
@@ -32,8 +42,8 @@ True
 >>> check_memory(SimConfig(input_buffer_packets=1_000_000), 2**30)
 Traceback (most recent call last):
 ...
-simulation.engine.memory.MemoryLimitError: input_buffer_packets: the run would need about \
-21.4 GiB of memory (input buffers 21.0 GiB), more than the limit of 1.0 GiB per run
+simulation.engine.memory.MemoryLimitError: input_buffer_packets: the run would need at \
+least 21.0 GiB of memory (input buffers 21.0 GiB), more than the limit of 1.0 GiB per run
 """
 
 from __future__ import annotations
@@ -45,8 +55,8 @@ from .config import SimConfig
 from .kernels import KERNELS
 from .routing import N_FIELDS
 
-__all__ = ["MemoryEstimate", "MemoryLimitError", "MemoryPart", "check_memory",
-           "estimate_memory", "format_bytes"]
+__all__ = ["MemoryEstimate", "MemoryLimitError", "MemoryLimitReached", "MemoryPart",
+           "check_growth", "check_memory", "estimate_memory", "format_bytes"]
 
 I32, I64 = 4, 8
 #: Bytes per VC besides its queues: two int32 counters, the queue records, the head record.
@@ -71,7 +81,13 @@ PACKET = N_FIELDS * I32 + I32
 #: The latency histogram (and its cumulative sum), the generation wheel and
 #: small tables, whatever the configuration.
 FIXED = 2 * (1 << 17) * I64 + L.GEN_WHEEL * I64 + (1 << 16)
-_POOL_PER_ENDPOINT, _POOL_EXTRA = 8, 1024  # the simulator's initial pool
+_POOL_PER_ENDPOINT, _POOL_EXTRA = 8, 1024
+
+
+def initial_pool_packets(ranks: int, endpoints: int) -> int:
+    """The packet pool's first size (the simulator's): a free packet per rank, 8 per
+    endpoint and some; it doubles whenever the loop runs out."""
+    return ranks + 2 + _POOL_PER_ENDPOINT * endpoints + _POOL_EXTRA
 
 
 @dataclass(frozen=True)
@@ -90,16 +106,31 @@ class MemoryEstimate:
 
     parts: tuple[MemoryPart, ...]
     building: MemoryPart
+    #: The packet pool at its first size, in bytes (``parts`` hold it at its largest).
+    pool_start: int
 
     @property
     def running(self) -> int:
-        """Bytes alive while the loop runs."""
+        """Bytes alive while the loop runs, the pool at its largest."""
         return sum(p.bytes for p in self.parts)
 
     @property
     def total(self) -> int:
-        """The peak: the larger phase."""
+        """The peak at most: the larger phase, the pool at its largest."""
         return max(self.running, self.building.bytes)
+
+    @property
+    def pool(self) -> MemoryPart:
+        return next(p for p in self.parts if p.name == "packet pool")
+
+    @property
+    def floor(self) -> int:
+        """The peak at least: the larger phase, the pool at its first size."""
+        return max(self.running - self.pool.bytes + self.pool_start, self.building.bytes)
+
+    def growth_peak(self, packets: int) -> int:
+        """Bytes alive while a pool of ``packets`` records doubles (both copies)."""
+        return self.running - self.pool.bytes + 3 * packets * PACKET
 
     def largest(self) -> MemoryPart:
         """The biggest part of the larger phase."""
@@ -183,7 +214,7 @@ def _pool(config: SimConfig, ranks: int, capacity: int) -> MemoryPart:
     copy alive while the new one fills."""
     injectable = _injectable(config)
     need = min(capacity, injectable) + ranks + 1
-    size = initial = ranks + 2 + _POOL_PER_ENDPOINT * config.endpoints + _POOL_EXTRA
+    size = initial = initial_pool_packets(ranks, config.endpoints)
     while size < need:
         size *= 2
     peak = size + (size // 2 if size > initial else 0)
@@ -235,23 +266,57 @@ def estimate_memory(config: SimConfig) -> MemoryEstimate:
         MemoryPart("fixed", FIXED, ()),
     )
     building = ranks * (RANK_STATE + messages * MESSAGE + steps * (I64 + STEP_KEPT))
-    return MemoryEstimate(parts, MemoryPart("building tables", building, ("ranks",)))
+    return MemoryEstimate(parts, MemoryPart("building tables", building, ("ranks",)),
+                          initial_pool_packets(ranks, endpoints) * PACKET)
+
+
+class MemoryLimitReached(RuntimeError):
+    """A run stopped because its packet pool would have grown past the limit: the
+    configuration was within it, its packets in flight were not."""
+
+    def __init__(self, message: str, estimate: MemoryEstimate):
+        super().__init__(message)
+        self.message = message
+        self.estimate = estimate
 
 
 def check_memory(config: SimConfig, limit: int) -> MemoryEstimate:
-    """The estimate of ``config``, or :class:`MemoryLimitError` above ``limit`` bytes.
+    """The estimate of ``config``, or :class:`MemoryLimitError` when even its
+    ``floor`` (the pool at its first size) is above ``limit`` bytes; the pool's
+    growth is checked while the run goes (:func:`check_growth`).
 
     The error names the fields of the parts that hold at least a quarter of the
-    estimate (always the largest part's), so a client knows what to shrink.
+    floor (always the largest part's), so a client knows what to shrink.
     """
     est = estimate_memory(config)
-    if est.total <= limit:
+    floor = est.floor
+    if floor <= limit:
         return est
-    phase = est.parts if est.running >= est.building.bytes else (est.building,)
+    if est.building.bytes >= floor:
+        phase: tuple[MemoryPart, ...] = (est.building,)
+    else:
+        phase = tuple(MemoryPart(p.name, est.pool_start, p.fields) if p.name == "packet pool"
+                      else p for p in est.parts)
+    largest = max(phase, key=lambda p: p.bytes)
     big = [p for p in sorted(phase, key=lambda p: -p.bytes)
-           if p.fields and (p.bytes * 4 >= est.total or p is est.largest())]
+           if p.fields and (p.bytes * 4 >= floor or p is largest)]
     fields = tuple(dict.fromkeys(f for p in big for f in p.fields))
     detail = ", ".join(f"{p.name} {format_bytes(p.bytes)}" for p in big)
-    message = (f"the run would need about {format_bytes(est.total)} of memory ({detail}), "
+    message = (f"the run would need at least {format_bytes(floor)} of memory ({detail}), "
                f"more than the limit of {format_bytes(limit)} per run")
     raise MemoryLimitError(message, fields, est)
+
+
+def check_growth(est: MemoryEstimate, packets: int, in_flight: int, cycle: int,
+                 limit: int | None) -> None:
+    """:class:`MemoryLimitReached` when doubling a pool of ``packets`` records (at
+    ``cycle``, with ``in_flight`` packets in the network) would take the run above
+    ``limit`` bytes (no limit: None)."""
+    peak = est.growth_peak(packets)
+    if limit is None or peak <= limit:
+        return
+    message = (f"the run stopped at cycle {cycle}: {in_flight:,} packets in flight fill its "
+               f"packet pool, and doubling it to {2 * packets:,} would take the run to about "
+               f"{format_bytes(peak)} of memory, more than the limit of {format_bytes(limit)} "
+               "per run")
+    raise MemoryLimitReached(message, est)

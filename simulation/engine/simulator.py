@@ -10,6 +10,7 @@ from allocation.hyperx.patterns import OPEN_LOOP_PATTERNS
 
 from . import loop as L
 from .config import SimConfig
+from .memory import check_growth, estimate_memory, initial_pool_packets
 from .network import Network, build_network
 from .results import AppResult, SimResult
 from .rng import new_state
@@ -20,8 +21,6 @@ from .traffic import AppSpec, TrafficTables, build_traffic
 __all__ = ["simulate"]
 
 _HIST_BINS = 1 << 17
-_POOL_PER_ENDPOINT = 8  # initial packet pool: ranks + 8 per endpoint + 1024, doubled on demand
-_POOL_EXTRA = 1024
 _CHUNK_WORK = 20_000_000  # (port VCs + endpoints) x cycles per chunk
 
 
@@ -29,6 +28,7 @@ def simulate(
     config: SimConfig,
     partitions: list[np.ndarray] | None = None,
     progress: Callable[[float], None] | None = None,
+    memory_limit: int | None = None,
 ) -> SimResult:
     """Run one packet-level simulation.
 
@@ -42,6 +42,11 @@ def simulate(
         (needs ``allocation.hyperx``).
     progress : callable, optional
         Called with the fraction done (0..1) every chunk of cycles.
+    memory_limit : int, optional
+        Bytes the run may take by :func:`~simulation.engine.memory.estimate_memory`:
+        before the packet pool doubles beyond it the run stops with
+        :class:`~simulation.engine.memory.MemoryLimitReached` (the caller checks
+        the floor before, :func:`~simulation.engine.memory.check_memory`).
 
     Returns
     -------
@@ -59,7 +64,7 @@ def simulate(
     if partitions is None:
         partitions = build_partitions(config)
     apps = build_apps(config, partitions)
-    return _run(config, net, apps, progress)
+    return _run(config, net, apps, progress, memory_limit)
 
 
 def _run(
@@ -67,6 +72,7 @@ def _run(
     net: Network,
     apps: list[AppSpec],
     progress: Callable[[float], None] | None,
+    memory_limit: int | None = None,
 ) -> SimResult:
     """Build the loop's tables, run it chunk by chunk, check and summarise."""
     tr = build_traffic(apps, config.packet_phits, config.concentration, config.seed,
@@ -80,7 +86,7 @@ def _run(
     pool = _packet_pool(config, net, len(tr.rank_ep))
     state = _network_state(config, net, vt, tr.rank_ep)
     ranks = _rank_state(tr, len(apps))
-    t = _run_chunks(config, net, tr, prm, cf, pool, state, ranks, progress)
+    t = _run_chunks(config, net, tr, prm, cf, pool, state, ranks, progress, memory_limit)
     _check_conservation(pool["st"], pool["pk"].shape[0], state)
     _check_port_occupancy(net, vt, config.input_buffer_packets, state)
     if progress is not None:
@@ -130,7 +136,7 @@ def _packet_pool(config: SimConfig, net: Network, n_ranks: int) -> dict:
 
     A dict because the pool is replaced when it grows (``_grow``).
     """
-    npool = n_ranks + 2 + _POOL_PER_ENDPOINT * net.endpoints + _POOL_EXTRA
+    npool = initial_pool_packets(n_ranks, net.endpoints)
     st = np.zeros(L.N_ST, np.int64)
     st[L.S_FREE] = npool
     return dict(
@@ -232,12 +238,14 @@ def _run_chunks(
     state: dict,
     ranks: dict,
     progress: Callable[[float], None] | None,
+    memory_limit: int | None,
 ) -> int:
     """Call the loop chunk by chunk until ``max_cycles`` or completion; the last cycle.
 
     Chunks bound the time between progress reports; the pool grows (doubles)
-    whenever the loop asks for it.
+    whenever the loop asks for it, within ``memory_limit``.
     """
+    estimate = estimate_memory(config)
     total_work = int(tr.app_total[tr.app_total > 0].sum())
     chunk = max(16, min(2048, _CHUNK_WORK // (len(state["hq"]) + net.endpoints)))
     app_stats = ranks["app_stats"]
@@ -249,6 +257,8 @@ def _run_chunks(
         if status == L.STATUS_ERROR:
             raise RuntimeError(f"internal event queue overflow at cycle {t}")
         if status == L.STATUS_GROW:
+            check_growth(estimate, pool["pk"].shape[0], int(pool["st"][L.S_IN_NET]), t,
+                         memory_limit)
             pool["pk"], pool["free_stack"] = _grow(pool["pk"], pool["free_stack"], pool["st"])
             continue
         if progress is not None:

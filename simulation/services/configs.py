@@ -162,9 +162,11 @@ def describe(config: dict[str, Any]) -> str:
 def check_config(data: Any, machine=None) -> dict[str, Any]:
     """What the form's live validation shows: the full config and derived sizes."""
     cfg = validate_config(with_machine(data, machine))
+    memory = estimate_memory(cfg)
     return {"valid": True, "config": canonical_config(cfg), "endpoints": cfg.endpoints,
             "switches": cfg.switches, "total_vcs": cfg.total_vcs,
-            "memory_bytes": estimate_memory(cfg).total,
+            "memory_bytes": memory.total, "memory_floor_bytes": memory.floor,
+            "memory_limit_bytes": settings.HX_SIM_MAX_BYTES,
             "description": describe(canonical_config(cfg)),
             "config_hash": config_hash(canonical_config(cfg)),
             "engine_version": ENGINE_VERSION}

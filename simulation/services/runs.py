@@ -9,6 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -159,7 +160,8 @@ def simulate_work(run: SimulationRun, reporter: RunReporter) -> dict[str, Any]:
     partitions = stored_partitions(run.parameters)
     reporter.log(f"simulating {describe(run.config)} (attempt {run.attempts})")
     started, cpu = time.perf_counter(), time.process_time()
-    res = simulate(cfg, partitions, progress=reporter.progress)
+    res = simulate(cfg, partitions, progress=reporter.progress,
+                   memory_limit=settings.HX_SIM_MAX_BYTES)
     wall = time.perf_counter() - started
     result = res.as_dict()
     result["wall_seconds"] = wall
@@ -189,7 +191,7 @@ def stored_result(cfg: SimConfig, partitions: list[np.ndarray] | None, *, origin
         return dict(source.result or {}), True
     started, cpu = time.perf_counter(), time.process_time()
     res = simulate(cfg, [np.asarray(p, dtype=np.int64) for p in parts] if parts else None,
-                   progress=progress)
+                   progress=progress, memory_limit=settings.HX_SIM_MAX_BYTES)
     wall = time.perf_counter() - started
     result = {**res.as_dict(), "wall_seconds": wall, "cpu_seconds": time.process_time() - cpu}
     now = timezone.now()

@@ -81,8 +81,11 @@
       if (response.ok && data.valid) {
         showErrors(form, {});
         form.dataset.valid = "1";
-        const mib = Math.max(1, Math.round((data.memory_bytes || 0) / 1048576));
-        if (summary) summary.textContent = `OK: ${data.description}; ${data.endpoints} endpoints, ${data.total_vcs} VCs per port, about ${mib} MiB of memory.`;
+        const mib = (bytes) => Math.max(1, Math.round((bytes || 0) / 1048576));
+        const low = mib(data.memory_floor_bytes), high = mib(data.memory_bytes);
+        let memory = low === high ? `about ${high} MiB of memory` : `${low} to ${high} MiB of memory (more with more packets in flight)`;
+        if (data.memory_bytes > data.memory_limit_bytes) memory += `; it stops if its packets in flight would take it past the limit of ${mib(data.memory_limit_bytes)} MiB`;
+        if (summary) summary.textContent = `OK: ${data.description}; ${data.endpoints} endpoints, ${data.total_vcs} VCs per port, ${memory}.`;
       } else {
         form.dataset.valid = "0";
         showErrors(form, data.errors || { extra: [data.detail || "invalid"] });

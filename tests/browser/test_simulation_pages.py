@@ -28,7 +28,7 @@ def test_operator_submits_a_run_and_sees_results_and_heat_map(browser_page, logi
     page.locator("[data-error-for=extra]").filter(has_text="colour").wait_for()
     page.fill("textarea[name=extra]", '{"input_buffer_packets": 1000000}')
     page.locator("[data-error-for=extra]").filter(
-        has_text="input_buffer_packets: the run would need about").wait_for()
+        has_text="input_buffer_packets: the run would need at least").wait_for()
     page.fill("textarea[name=extra]", "")
     page.locator("[data-testid=validation-summary]").filter(has_text="OK:").wait_for()
     assert "MiB of memory" in page.locator("[data-testid=validation-summary]").inner_text()

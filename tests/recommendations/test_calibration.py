@@ -251,8 +251,9 @@ def test_the_issues_large_machine_is_not_simulated_live_but_calibrated(users, se
 
 
 def test_points_the_portal_may_not_simulate_are_left_out_and_said(half, settings):
-    """A run over HX_SIM_MAX_BYTES (a 65,536-node machine's need about 1.5 GiB) is not
-    made; the calibration says how many and why, and fails when none is left."""
+    """A run over HX_SIM_MAX_BYTES before it starts (here 1 MiB; a 65,536-node
+    machine's runs take up to 0.45 GiB before their packet pool grows) is not made;
+    the calibration says how many and why, and fails when none is left."""
     settings.HX_SIM_MAX_BYTES = 1 << 20
     calibration, _ = recommendations.start_calibration(half, axes=AXES)
     calibration = recommendations.prepare_calibration(calibration.pk)

@@ -10,6 +10,9 @@ from allocation.services import jobs, machines
 from recommendations import constants as recommendation_constants
 from recommendations import services as recommendations
 from recommendations.models import Calibration
+from simulation.engine import SimConfig
+from simulation.engine import memory as engine_memory
+from simulation.engine import simulator as engine_simulator
 from simulation.models import SimulationRun
 from tests.simulation.conftest import run_pending
 
@@ -170,3 +173,36 @@ def test_the_calibration_chart_shades_each_policys_seed_range():
     row = next(b for b in bands if b["name"].startswith("row"))
     assert row["points"] == [[8, pytest.approx(1.1), pytest.approx(1.5)], [16, None, None]]
     assert "shaded: the range of its seeds" in chart["title"]
+
+
+def test_runs_stopped_at_the_memory_limit_are_counted_and_linked(api, client_for, half,
+                                                                 settings, monkeypatch):
+    """A run whose packets in flight would grow its pool past HX_SIM_MAX_BYTES stops,
+    failed and saying so; the calibration counts such runs and links its failed ones.
+    The pool starts tiny here (two records over the ranks) so that it must grow."""
+    def tiny(ranks, endpoints):
+        return ranks + 2
+
+    monkeypatch.setattr(engine_memory, "initial_pool_packets", tiny)
+    monkeypatch.setattr(engine_simulator, "initial_pool_packets", tiny)
+    start = api("operator").post("/api/v1/calibrations/",
+                                 {"machine": "half", **SMALL_GRID, "sizes": [8]},
+                                 format="json").json()
+    calibration = recommendations.prepare_calibration(start["id"])
+    runs = SimulationRun.objects.filter(sweep_id=calibration.sweep_id)
+    est = engine_memory.estimate_memory(SimConfig.from_dict(runs.first().config))
+    settings.HX_SIM_MAX_BYTES = est.floor + 3 * 40 * engine_memory.PACKET  # two doublings
+    assert run_pending(runs) == 3
+    failed = runs.filter(status="failed")
+    assert failed.count() == 3
+    for run in failed:
+        assert run.error.startswith("MemoryLimitReached: the run stopped at cycle "), run.error
+        assert "packets in flight fill its packet pool, and doubling it to " in run.error
+        assert run.error.endswith(" more than the limit of 2.3 MiB per run")
+    body = api("viewer").get(f"/api/v1/calibrations/{calibration.pk}/").json()
+    assert body["progress"]["failed"] == 3 and body["progress"]["memory_stopped"] == 3
+    html = client_for("viewer").get(
+        f"/recommendations/calibrations/{calibration.pk}/").content.decode()
+    assert 'data-testid="calibration-failed"' in html
+    assert "3 runs failed and are left out of the table; 3 of them stopped" in html
+    assert f"?sweep={calibration.sweep_id}&amp;status=failed&amp;origin=calibration" in html

@@ -12,11 +12,17 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from simulation.engine import SimConfig
 from simulation.engine import simulator as sim
-from simulation.engine.memory import MemoryLimitError, check_memory, estimate_memory
+from simulation.engine.memory import (
+    MemoryLimitError,
+    MemoryLimitReached,
+    check_memory,
+    estimate_memory,
+)
 from simulation.engine.network import build_network
 from simulation.engine.scenarios import build_apps, build_partitions
 from simulation.engine.traffic import build_traffic
@@ -83,13 +89,41 @@ def test_a_million_packet_buffer_is_refused_naming_the_field():
     ({"source_queue_packets": 10_000_000}, {"source_queue_packets"}),
     ({"link_latency": 1_000_000}, {"packet_phits", "link_latency"}),
     ({"packet_phits": 1_000_000}, {"packet_phits", "link_latency"}),
-    ({"sides": (32, 32), "concentration": 16, "ranks": 16384, "vcs": 64},  # packets in flight
-     {"vcs", "input_buffer_packets", "output_buffer_packets", "source_queue_packets"}),
+    ({"sides": (32, 32), "concentration": 16, "ranks": 16384, "vcs": 256},  # VC state
+     {"sides", "concentration", "vcs"}),
 ])
 def test_other_unbounded_sizes_are_refused_naming_what_to_shrink(shape, fields):
     with pytest.raises(MemoryLimitError) as info:
         check_memory(SimConfig(**shape), GIB)
     assert set(info.value.fields) == fields
+
+
+def test_a_bound_on_packets_in_flight_alone_does_not_refuse_a_run():
+    """Every buffer full would take this machine past the limit; no run comes near it
+    (its pool is checked as it grows), so it is not refused before it starts."""
+    cfg = SimConfig(sides=(32, 32), concentration=16, ranks=16384, vcs=64)
+    est = check_memory(cfg, GIB)
+    assert est.floor <= GIB < est.total
+    assert est.pool.fields == ("input_buffer_packets", "output_buffer_packets",
+                               "source_queue_packets", "vcs")
+
+
+#: Saturated open-loop traffic into deep source queues: the packets in flight
+#: outgrow the pool's first size (1,602 records) after about 3,500 cycles.
+FLOODED = SimConfig(sides=(4, 4), concentration=4, ranks=64, rate=1.0,
+                    source_queue_packets=200, max_cycles=6000)
+
+
+def test_a_run_stops_when_its_packet_pool_would_outgrow_the_limit():
+    est = estimate_memory(FLOODED)
+    limit = est.floor + est.pool_start  # the first doubling needs 2 x pool_start more
+    with pytest.raises(MemoryLimitReached) as info:
+        sim.simulate(FLOODED, [np.arange(64)], memory_limit=limit)
+    assert str(info.value).startswith("the run stopped at cycle ")
+    assert "packets in flight fill its packet pool, and doubling it to 3,204" in str(info.value)
+    unlimited = sim.simulate(FLOODED, [np.arange(64)])
+    within = sim.simulate(FLOODED, [np.arange(64)], memory_limit=est.total)
+    assert unlimited.as_dict() == within.as_dict()  # the limit changes nothing below it
 
 
 def test_the_packet_pool_is_bounded_by_cycles_when_the_buffers_do_not_bound_it():

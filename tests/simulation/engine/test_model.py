@@ -224,6 +224,5 @@ def test_packet_pool_growth_is_transparent(small: dict, monkeypatch: pytest.Monk
 
     kw = dict(small, pattern="uniform", rate=1.0, max_cycles=3000, routing="min")
     big = run(**kw).as_dict()
-    monkeypatch.setattr(sim_mod, "_POOL_PER_ENDPOINT", 0)
-    monkeypatch.setattr(sim_mod, "_POOL_EXTRA", 0)
+    monkeypatch.setattr(sim_mod, "initial_pool_packets", lambda ranks, endpoints: ranks + 2)
     assert run(**kw).as_dict() == big

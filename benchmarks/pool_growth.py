@@ -1,0 +1,101 @@
+"""How many packets a large machine's calibration point holds in flight, against
+the packet pool it has and the bound its memory estimate assumes.
+
+The memory estimate's upper bound (``estimate_memory(...).total``) counts the
+packet pool at the size every buffer full of packets would need; the portal checks
+the floor (the pool at its first size) before a run and the pool's growth while
+it runs. This shows what runs really hold: it simulates one calibration point of
+the 16 x 16 x 16, c = 16 machine (65,536 nodes; the portal's own configuration
+and synthetic occupancy) for ``--cycles`` cycles and prints, every 256 cycles,
+the packets in flight, the pool's size and the peak resident memory of this
+process, and each doubling of the pool. It wraps two private functions of
+``simulation.engine.simulator`` (the loop call and the pool's growth) to read the
+loop's counters; the run itself is unchanged.
+
+Usage: .venv/bin/python benchmarks/pool_growth.py [--pattern all2all] [--size 1024]
+       [--load 0.5] [--policy row] [--cycles 4000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import resource
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _calibration_runs import setup_django
+
+
+def _rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--pattern", default="all2all")
+    parser.add_argument("--size", type=int, default=1024)
+    parser.add_argument("--load", type=float, default=0.5)
+    parser.add_argument("--policy", default="row")
+    parser.add_argument("--cycles", type=int, default=4000)
+    args = parser.parse_args()
+    setup_django()
+    import numpy as np
+
+    from allocation.hyperx import MachineShape
+    from recommendations.calibration.grid import (
+        CalibrationPoint,
+        point_partitions,
+        synthetic_occupancy,
+    )
+    from recommendations.services.predictions import prediction_settings
+    from simulation.engine import loop as L
+    from simulation.engine import simulate
+    from simulation.engine import simulator as engine
+    from simulation.engine.memory import estimate_memory, format_bytes
+    from simulation.services.configs import parse_config
+
+    shape = MachineShape((16, 16, 16), 16)
+    started = time.time()
+    held = synthetic_occupancy(shape, args.load)
+    cfg = parse_config(prediction_settings(list(shape.sides), shape.concentration,
+                                           args.pattern, args.size, args.policy,
+                                           background=held.size >= 2, seed=0))
+    est = estimate_memory(cfg)
+    print(f"# {shape.node_count} nodes, {args.pattern} of {args.size} at {args.load:.0%} load, "
+          f"{args.policy}, seed 0, {args.cycles} of {cfg.max_cycles} cycles")
+    print(f"# estimate: at least {format_bytes(est.floor)} (the pool's first size), at most "
+          f"{format_bytes(est.total)} (the pool at {format_bytes(est.pool.bytes)}: every "
+          "buffer full)")
+    point = CalibrationPoint(args.pattern, args.size, args.load, args.policy, 0)
+    parts = point_partitions(shape, point, cfg.ranks, held)
+    call_loop, grow = engine._call_loop, engine._grow
+    reported = [0]
+
+    def growing(pk, free_stack, st):
+        print(f"  the pool doubles at cycle {int(st[L.S_CYCLE])}: {pk.shape[0]:,} -> "
+              f"{2 * pk.shape[0]:,} records, {int(st[L.S_IN_NET]):,} packets in flight")
+        return grow(pk, free_stack, st)
+
+    def calling(t, t1, cf, prm, net, tr, pool, state, ranks):
+        status = call_loop(t, t1, cf, prm, net, tr, pool, state, ranks)
+        st = pool["st"]
+        if int(st[L.S_CYCLE]) - reported[0] >= 256:
+            reported[0] = int(st[L.S_CYCLE])
+            print(f"  cycle {reported[0]:>6}: {int(st[L.S_IN_NET]):>9,} packets in flight, "
+                  f"pool {pool['pk'].shape[0]:>9,}, peak {_rss_mib():.0f} MiB resident, "
+                  f"{time.time() - started:.0f} s", flush=True)
+        return status
+
+    engine._call_loop, engine._grow = calling, growing
+    base = _rss_mib()
+    result = simulate(dataclasses.replace(cfg, max_cycles=args.cycles),
+                      [np.asarray(p) for p in parts])
+    print(f"# {result.cycles} cycles in {time.time() - started:.0f} s; peak {_rss_mib():.0f} MiB "
+          f"resident, {base:.0f} MiB before the run")
+
+
+if __name__ == "__main__":
+    main()
