@@ -83,7 +83,7 @@
         form.dataset.valid = "1";
         const mib = (bytes) => Math.max(1, Math.round((bytes || 0) / 1048576));
         const low = mib(data.memory_floor_bytes), high = mib(data.memory_bytes);
-        let memory = low === high ? `about ${high} MiB of memory` : `${low} to ${high} MiB of memory (more with more packets in flight)`;
+        let memory = low === high ? `about ${high} MiB of memory` : `${low} to ${high} MiB of memory as its packets in flight grow`;
         if (data.memory_bytes > data.memory_limit_bytes) memory += `; it stops if its packets in flight would take it past the limit of ${mib(data.memory_limit_bytes)} MiB`;
         if (summary) summary.textContent = `OK: ${data.description}; ${data.endpoints} endpoints, ${data.total_vcs} VCs per port, ${memory}.`;
       } else {
