@@ -8,12 +8,14 @@ it runs. This shows what runs really hold: it simulates one calibration point of
 the 16 x 16 x 16, c = 16 machine (65,536 nodes; the portal's own configuration
 and synthetic occupancy) for ``--cycles`` cycles and prints, every 256 cycles,
 the packets in flight, the pool's size and the peak resident memory of this
-process, and each doubling of the pool. It wraps two private functions of
-``simulation.engine.simulator`` (the loop call and the pool's growth) to read the
-loop's counters; the run itself is unchanged.
+process, and each growth of the pool (within its reservation, which
+``--limit-mib`` cuts to what the portal's ``HX_SIM_MAX_BYTES`` leaves room for;
+without it the run is unlimited, as on the CLI). It wraps two private functions
+of ``simulation.engine.simulator`` (the loop call and the pool's growth) to read
+the loop's counters; the run itself is unchanged.
 
 Usage: .venv/bin/python benchmarks/pool_growth.py [--pattern all2all] [--size 1024]
-       [--load 0.5] [--policy row] [--cycles 4000]
+       [--load 0.5] [--policy row] [--cycles 4000] [--limit-mib 1024]
 """
 
 from __future__ import annotations
@@ -33,14 +35,21 @@ def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def main() -> None:
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pattern", default="all2all")
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--load", type=float, default=0.5)
     parser.add_argument("--policy", default="row")
     parser.add_argument("--cycles", type=int, default=4000)
-    args = parser.parse_args()
+    parser.add_argument("--limit-mib", type=int, default=None,
+                        help="the memory limit per run, MiB (default: none)")
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = _arguments()
+    limit = None if args.limit_mib is None else args.limit_mib * 2**20
     setup_django()
     import numpy as np
 
@@ -54,7 +63,12 @@ def main() -> None:
     from simulation.engine import loop as L
     from simulation.engine import simulate
     from simulation.engine import simulator as engine
-    from simulation.engine.memory import estimate_memory, format_bytes
+    from simulation.engine.memory import (
+        MemoryLimitReached,
+        estimate_memory,
+        format_bytes,
+        pool_reservation,
+    )
     from simulation.services.configs import parse_config
 
     shape = MachineShape((16, 16, 16), 16)
@@ -69,19 +83,23 @@ def main() -> None:
     print(f"# estimate: at least {format_bytes(est.floor)} (the pool's first size), at most "
           f"{format_bytes(est.total)} (the pool at {format_bytes(est.pool.bytes)}: every "
           "buffer full)")
+    print(f"# the pool reserves {pool_reservation(est, limit):,} records "
+          f"({'no limit' if limit is None else 'within ' + format_bytes(limit)})")
     point = CalibrationPoint(args.pattern, args.size, args.load, args.policy, 0)
     parts = point_partitions(shape, point, cfg.ranks, held)
     call_loop, grow = engine._call_loop, engine._grow
-    reported = [0]
+    reported, most = [0], [0]
 
-    def growing(pk, free_stack, st):
-        print(f"  the pool doubles at cycle {int(st[L.S_CYCLE])}: {pk.shape[0]:,} -> "
-              f"{2 * pk.shape[0]:,} records, {int(st[L.S_IN_NET]):,} packets in flight")
-        return grow(pk, free_stack, st)
+    def growing(pool, estimate, cycle, limit):
+        before = pool["pk"].shape[0]
+        grow(pool, estimate, cycle, limit)
+        print(f"  the pool grows at cycle {cycle}: {before:,} -> {pool['pk'].shape[0]:,} "
+              f"records, {int(pool['st'][L.S_IN_NET]):,} packets in flight")
 
     def calling(t, t1, cf, prm, net, tr, pool, state, ranks):
         status = call_loop(t, t1, cf, prm, net, tr, pool, state, ranks)
         st = pool["st"]
+        most[0] = max(most[0], int(st[L.S_IN_NET]))
         if int(st[L.S_CYCLE]) - reported[0] >= 256:
             reported[0] = int(st[L.S_CYCLE])
             print(f"  cycle {reported[0]:>6}: {int(st[L.S_IN_NET]):>9,} packets in flight, "
@@ -91,10 +109,16 @@ def main() -> None:
 
     engine._call_loop, engine._grow = calling, growing
     base = _rss_mib()
-    result = simulate(dataclasses.replace(cfg, max_cycles=args.cycles),
-                      [np.asarray(p) for p in parts])
-    print(f"# {result.cycles} cycles in {time.time() - started:.0f} s; peak {_rss_mib():.0f} MiB "
-          f"resident, {base:.0f} MiB before the run")
+    try:
+        result = simulate(dataclasses.replace(cfg, max_cycles=args.cycles),
+                          [np.asarray(p) for p in parts], memory_limit=limit)
+    except MemoryLimitReached as stopped:
+        print(f"# MemoryLimitReached: {stopped}")
+    else:
+        print(f"# {result.cycles} cycles ({'completed' if result.completed else 'cut'}) in "
+              f"{time.time() - started:.0f} s")
+    print(f"# at most {most[0]:,} packets in flight (at the ends of the loop's calls); peak "
+          f"{_rss_mib():.0f} MiB resident, {base:.0f} MiB before the run")
 
 
 if __name__ == "__main__":

@@ -3,33 +3,34 @@
 A run's memory is its arrays: the input and output buffers of every VC of
 every port (``ports x VCs x depth``), the endpoints' source queues, the event
 wheels (``packet_phits + link_latency`` slots per port), per-port, per-VC and
-per-rank state, and the packet pool, which doubles whenever the loop runs out
-of free packets. Nothing is recorded per cycle, so ``max_cycles`` matters only
-through the pool: no more packets can be in flight than the buffers hold, nor
-than the ranks can inject in ``max_cycles`` (one packet per ``packet_phits``
-cycles each).
+per-rank state, and the packet pool. Nothing is recorded per cycle, so
+``max_cycles`` matters only through the pool: no more packets can be in flight
+than the buffers hold, nor than the ranks can inject in ``max_cycles`` (one
+packet per ``packet_phits`` cycles each).
 
 The estimate counts every array at its full size (numpy leaves untouched
 pages unmapped, so a run that never fills its buffers uses less) and the pool
-at the size it reaches when the bound on packets in flight is met, with both
-copies alive while it grows: an upper bound (``total``) for long saturated
-runs. On a large machine that bound is far from most runs: a 65,536-node
-calibration point with half the machine sending background at full rate is
-bounded at 3.1 GiB, yet its packets in flight level off near 500,000 (of 17
-million places in the buffers and source queues), inside the pool's first size,
-and the run peaks at about 0.4 GiB; with three quarters of the machine sending
-they keep rising (1.1 million by cycle 6,500). So a limit is checked twice:
-before the run on ``floor`` (every array, the pool at its first size: what the
-run takes however few packets it holds), and while it runs, each time the pool
-would double (:meth:`MemoryEstimate.growth_peak`, :func:`check_growth`): a run
-stops at the limit when its packets really need more, instead of never
-starting because of a bound most runs do not reach. Before the arrays, the
-traffic tables are built from Python lists (an all-reduce lists ``2 log2 k``
-messages per rank); those are freed first, so the peak is the larger of the
-two phases. The per-byte constants below were calibrated against the peak
-resident memory of real runs (``tests/simulation/engine/test_memory.py``
-measures it). The worker process itself (Python, numpy and the compiled
-loop: about 250 MB once) is not counted.
+holding every packet that can be in flight: an upper bound (``total``) for long
+saturated runs. The pool is reserved at that size up front and costs only the
+records the run has held at once (the free stack hands out the lowest record
+first, and untouched pages stay unmapped), so it grows without a copy. On a
+large machine the bound is far from most runs: a 65,536-node calibration point
+with half the machine sending background at full rate is bounded at 1.3 GiB,
+yet its packets in flight level off near 500,000 (of 19 million places in the
+buffers and source queues), and the run peaks at about 0.4 GiB; with three
+quarters of the machine sending they rise for longer, to 4.3 to 4.8 million.
+So a limit is applied twice: before the run on ``floor`` (every array, the pool
+at its first size: what the run takes however few packets it holds), and while
+it runs through the reservation (:func:`pool_reservation`): the pool reserves
+no more records than fit beside the other arrays, and a run whose packets in
+flight fill them stops (:func:`check_growth`) instead of never starting because
+of a bound most runs do not reach. Before the arrays, the traffic tables are
+built from Python lists (an all-reduce lists ``2 log2 k`` messages per rank);
+those are freed first, so the peak is the larger of the two phases. The
+per-byte constants below were calibrated against the peak resident memory of
+real runs (``tests/simulation/engine/test_memory.py`` measures it). The worker
+process itself (Python, numpy and the compiled loop: about 250 MB once) is not
+counted.
 
 Examples
 --------
@@ -56,7 +57,8 @@ from .kernels import KERNELS
 from .routing import N_FIELDS
 
 __all__ = ["MemoryEstimate", "MemoryLimitError", "MemoryLimitReached", "MemoryPart",
-           "check_growth", "check_memory", "estimate_memory", "format_bytes"]
+           "check_growth", "check_memory", "estimate_memory", "format_bytes",
+           "initial_pool_packets", "pool_reservation"]
 
 I32, I64 = 4, 8
 #: Bytes per VC besides its queues: two int32 counters, the queue records, the head record.
@@ -86,7 +88,7 @@ _POOL_PER_ENDPOINT, _POOL_EXTRA = 8, 1024
 
 def initial_pool_packets(ranks: int, endpoints: int) -> int:
     """The packet pool's first size (the simulator's): a free packet per rank, 8 per
-    endpoint and some; it doubles whenever the loop runs out."""
+    endpoint and some; it doubles within its reservation whenever the loop runs out."""
     return ranks + 2 + _POOL_PER_ENDPOINT * endpoints + _POOL_EXTRA
 
 
@@ -108,6 +110,8 @@ class MemoryEstimate:
     building: MemoryPart
     #: The packet pool at its first size, in bytes (``parts`` hold it at its largest).
     pool_start: int
+    #: Records in the pool at its largest: every packet that can be in flight.
+    pool_records: int
 
     @property
     def running(self) -> int:
@@ -128,9 +132,15 @@ class MemoryEstimate:
         """The peak at least: the larger phase, the pool at its first size."""
         return max(self.running - self.pool.bytes + self.pool_start, self.building.bytes)
 
+    @property
+    def beside_pool(self) -> int:
+        """Bytes of the loop's arrays other than the packet pool."""
+        return self.running - self.pool.bytes
+
     def growth_peak(self, packets: int) -> int:
-        """Bytes alive while a pool of ``packets`` records doubles (both copies)."""
-        return self.running - self.pool.bytes + 3 * packets * PACKET
+        """Bytes alive while a full pool of ``packets`` records is copied into one of
+        twice the size (both copies)."""
+        return self.beside_pool + 3 * packets * PACKET
 
     def largest(self) -> MemoryPart:
         """The biggest part of the larger phase."""
@@ -208,19 +218,18 @@ def _injectable(config: SimConfig) -> int:
     return app_ranks * per_rank + background * (int(1.1 * config.background_rate * slots) + 1)
 
 
+def _pool_records(config: SimConfig, ranks: int, capacity: int) -> int:
+    """Records in the packet pool at its largest: every packet that can be in
+    flight and a free one per rank, and never fewer than its first size."""
+    need = min(capacity, _injectable(config)) + ranks + 1
+    return max(need, initial_pool_packets(ranks, config.endpoints))
+
+
 def _pool(config: SimConfig, ranks: int, capacity: int) -> MemoryPart:
-    """The packet pool at its largest: doubled from the initial size until it holds
-    every packet that can be in flight (and a free one per rank), with the old
-    copy alive while the new one fills."""
-    injectable = _injectable(config)
-    need = min(capacity, injectable) + ranks + 1
-    size = initial = initial_pool_packets(ranks, config.endpoints)
-    while size < need:
-        size *= 2
-    peak = size + (size // 2 if size > initial else 0)
+    """The packet pool at its largest (reserved at that size, so never copied)."""
     fields = (("input_buffer_packets", "output_buffer_packets", "source_queue_packets",
-               "vcs") if capacity <= injectable else ("max_cycles",))
-    return MemoryPart("packet pool", peak * PACKET, fields)
+               "vcs") if capacity <= _injectable(config) else ("max_cycles",))
+    return MemoryPart("packet pool", _pool_records(config, ranks, capacity) * PACKET, fields)
 
 
 def estimate_memory(config: SimConfig) -> MemoryEstimate:
@@ -267,12 +276,13 @@ def estimate_memory(config: SimConfig) -> MemoryEstimate:
     )
     building = ranks * (RANK_STATE + messages * MESSAGE + steps * (I64 + STEP_KEPT))
     return MemoryEstimate(parts, MemoryPart("building tables", building, ("ranks",)),
-                          initial_pool_packets(ranks, endpoints) * PACKET)
+                          initial_pool_packets(ranks, endpoints) * PACKET,
+                          _pool_records(config, ranks, capacity))
 
 
 class MemoryLimitReached(RuntimeError):
-    """A run stopped because its packet pool would have grown past the limit: the
-    configuration was within it, its packets in flight were not."""
+    """A run stopped because its packets in flight filled the packet pool that the
+    limit leaves room for: the configuration was within it, its packets were not."""
 
     def __init__(self, message: str, estimate: MemoryEstimate):
         super().__init__(message)
@@ -307,16 +317,27 @@ def check_memory(config: SimConfig, limit: int) -> MemoryEstimate:
     raise MemoryLimitError(message, fields, est)
 
 
+def pool_reservation(est: MemoryEstimate, limit: int | None) -> int:
+    """Records the packet pool reserves: room for every packet that can be in
+    flight, or for as many as fit beside the run's other arrays within ``limit``
+    bytes (no limit: None), and never fewer than its first size."""
+    start = est.pool_start // PACKET
+    if limit is None:
+        return est.pool_records
+    return max(start, min(est.pool_records, (limit - est.beside_pool) // PACKET))
+
+
 def check_growth(est: MemoryEstimate, packets: int, in_flight: int, cycle: int,
                  limit: int | None) -> None:
-    """:class:`MemoryLimitReached` when doubling a pool of ``packets`` records (at
-    ``cycle``, with ``in_flight`` packets in the network) would take the run above
-    ``limit`` bytes (no limit: None)."""
-    peak = est.growth_peak(packets)
-    if limit is None or peak <= limit:
+    """:class:`MemoryLimitReached` when a full pool of ``packets`` records (at
+    ``cycle``, with ``in_flight`` packets in the network) cannot get a larger one
+    within ``limit`` bytes (no limit: None): copying it into one of twice the size
+    would pass the limit."""
+    if limit is None or est.growth_peak(packets) <= limit:
         return
     message = (f"the run stopped at cycle {cycle}: {in_flight:,} packets in flight fill its "
-               f"packet pool, and doubling it to {2 * packets:,} would take the run to about "
-               f"{format_bytes(peak)} of memory, more than the limit of {format_bytes(limit)} "
-               "per run")
+               f"packet pool of {packets:,} records (about "
+               f"{format_bytes(est.beside_pool + packets * PACKET)} with the run's other "
+               f"arrays), and a larger pool would take the run past the limit of "
+               f"{format_bytes(limit)} per run")
     raise MemoryLimitReached(message, est)

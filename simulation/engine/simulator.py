@@ -10,7 +10,13 @@ from allocation.hyperx.patterns import OPEN_LOOP_PATTERNS
 
 from . import loop as L
 from .config import SimConfig
-from .memory import check_growth, estimate_memory, initial_pool_packets
+from .memory import (
+    MemoryEstimate,
+    check_growth,
+    estimate_memory,
+    initial_pool_packets,
+    pool_reservation,
+)
 from .network import Network, build_network
 from .results import AppResult, SimResult
 from .rng import new_state
@@ -44,7 +50,8 @@ def simulate(
         Called with the fraction done (0..1) every chunk of cycles.
     memory_limit : int, optional
         Bytes the run may take by :func:`~simulation.engine.memory.estimate_memory`:
-        before the packet pool doubles beyond it the run stops with
+        the packet pool reserves no more records than fit beside the run's other
+        arrays, and a run whose packets in flight fill them stops with
         :class:`~simulation.engine.memory.MemoryLimitReached` (the caller checks
         the floor before, :func:`~simulation.engine.memory.check_memory`).
 
@@ -83,10 +90,12 @@ def _run(
     meas = config.warmup_cycles if n_fin == 0 else 0
     prm = _routing_params(config, net, vt)
     cf = _cycle_params(config, net, vt, meas, n_fin)
-    pool = _packet_pool(config, net, len(tr.rank_ep))
+    estimate = estimate_memory(config)
+    pool = _packet_pool(config, net, len(tr.rank_ep), pool_reservation(estimate, memory_limit))
     state = _network_state(config, net, vt, tr.rank_ep)
     ranks = _rank_state(tr, len(apps))
-    t = _run_chunks(config, net, tr, prm, cf, pool, state, ranks, progress, memory_limit)
+    t = _run_chunks(config, net, tr, prm, cf, pool, state, ranks, progress,
+                    lambda cycle: _grow(pool, estimate, cycle, memory_limit))
     _check_conservation(pool["st"], pool["pk"].shape[0], state)
     _check_port_occupancy(net, vt, config.input_buffer_packets, state)
     if progress is not None:
@@ -131,18 +140,28 @@ def _cycle_params(config: SimConfig, net: Network, vt: int, meas: int, n_fin: in
     return cf
 
 
-def _packet_pool(config: SimConfig, net: Network, n_ranks: int) -> dict:
+def _packet_pool(config: SimConfig, net: Network, n_ranks: int, reserve: int = 0) -> dict:
     """Packet records, their free stack, the loop's counters and its generator.
 
-    A dict because the pool is replaced when it grows (``_grow``).
+    The records and the stack are reserved at ``reserve`` records up front and the
+    loop is given their first ``initial_pool_packets`` rows (``pk``,
+    ``free_stack``), which ``_grow`` widens in place: numpy's zeroed arrays leave
+    untouched pages unmapped, and the stack hands out the lowest free record
+    first, so the reservation costs only the records the run has held at once,
+    and growing copies nothing. A reservation the host refuses falls back to the
+    first size (then growing copies).
     """
     npool = initial_pool_packets(n_ranks, net.endpoints)
     st = np.zeros(L.N_ST, np.int64)
     st[L.S_FREE] = npool
+    try:
+        records = np.zeros((max(reserve, npool), N_FIELDS), np.int32)
+        stack = np.zeros(max(reserve, npool), np.int32)
+    except MemoryError:
+        records, stack = np.zeros((npool, N_FIELDS), np.int32), np.zeros(npool, np.int32)
+    stack[:npool] = np.arange(npool - 1, -1, -1, dtype=np.int32)
     return dict(
-        pk=np.zeros((npool, N_FIELDS), np.int32),
-        free_stack=np.arange(npool - 1, -1, -1, dtype=np.int32),
-        st=st,
+        records=records, stack=stack, pk=records[:npool], free_stack=stack[:npool], st=st,
         rng=new_state(np.random.SeedSequence([config.seed, 0x51]).generate_state(1)[0]),
     )
 
@@ -238,14 +257,13 @@ def _run_chunks(
     state: dict,
     ranks: dict,
     progress: Callable[[float], None] | None,
-    memory_limit: int | None,
+    grow: Callable[[int], None],
 ) -> int:
     """Call the loop chunk by chunk until ``max_cycles`` or completion; the last cycle.
 
-    Chunks bound the time between progress reports; the pool grows (doubles)
-    whenever the loop asks for it, within ``memory_limit``.
+    Chunks bound the time between progress reports; ``grow(cycle)`` widens the
+    packet pool whenever the loop asks for it.
     """
-    estimate = estimate_memory(config)
     total_work = int(tr.app_total[tr.app_total > 0].sum())
     chunk = max(16, min(2048, _CHUNK_WORK // (len(state["hq"]) + net.endpoints)))
     app_stats = ranks["app_stats"]
@@ -257,9 +275,7 @@ def _run_chunks(
         if status == L.STATUS_ERROR:
             raise RuntimeError(f"internal event queue overflow at cycle {t}")
         if status == L.STATUS_GROW:
-            check_growth(estimate, pool["pk"].shape[0], int(pool["st"][L.S_IN_NET]), t,
-                         memory_limit)
-            pool["pk"], pool["free_stack"] = _grow(pool["pk"], pool["free_stack"], pool["st"])
+            grow(t)
             continue
         if progress is not None:
             frac = t / config.max_cycles
@@ -333,16 +349,22 @@ def _endpoint_ranks(rank_ep: np.ndarray, n_ep: int) -> np.ndarray:
     return ep_rank
 
 
-def _grow(pk: np.ndarray, free_stack: np.ndarray, st: np.ndarray) -> tuple:
-    n = pk.shape[0]
-    pk2 = np.zeros((2 * n, pk.shape[1]), pk.dtype)
-    pk2[:n] = pk
-    fs = np.zeros(2 * n, free_stack.dtype)
+def _grow(pool: dict, estimate: MemoryEstimate, cycle: int, limit: int | None) -> None:
+    """Double the pool the loop sees, within its reservation (nothing is copied);
+    past it, reserve twice as much and copy, if ``limit`` leaves room for both
+    copies (else :class:`~simulation.engine.memory.MemoryLimitReached`)."""
+    n, st = pool["pk"].shape[0], pool["st"]
+    if n == pool["records"].shape[0]:
+        check_growth(estimate, n, int(st[L.S_IN_NET]), cycle, limit)
+        for key in ("records", "stack"):
+            wider = np.zeros((2 * n, *pool[key].shape[1:]), pool[key].dtype)
+            wider[:n] = pool[key][:n]
+            pool[key] = wider
+    wide = min(2 * n, pool["records"].shape[0])
     top = int(st[L.S_FREE])
-    fs[:top] = free_stack[:top]
-    fs[top : top + n] = np.arange(2 * n - 1, n - 1, -1)
-    st[L.S_FREE] = top + n
-    return pk2, fs
+    pool["stack"][top : top + wide - n] = np.arange(wide - 1, n - 1, -1)
+    st[L.S_FREE] = top + wide - n
+    pool["pk"], pool["free_stack"] = pool["records"][:wide], pool["stack"][:wide]
 
 
 def _check_conservation(st: np.ndarray, npool: int, state: dict) -> None:

@@ -191,14 +191,14 @@ def test_runs_stopped_at_the_memory_limit_are_counted_and_linked(api, client_for
     calibration = recommendations.prepare_calibration(start["id"])
     runs = SimulationRun.objects.filter(sweep_id=calibration.sweep_id)
     est = engine_memory.estimate_memory(SimConfig.from_dict(runs.first().config))
-    settings.HX_SIM_MAX_BYTES = est.floor + 3 * 40 * engine_memory.PACKET  # two doublings
+    settings.HX_SIM_MAX_BYTES = est.floor + 40 * engine_memory.PACKET  # 40 records more
     assert run_pending(runs) == 3
     failed = runs.filter(status="failed")
     assert failed.count() == 3
     for run in failed:
         assert run.error.startswith("MemoryLimitReached: the run stopped at cycle "), run.error
-        assert "packets in flight fill its packet pool, and doubling it to " in run.error
-        assert run.error.endswith(" more than the limit of 2.3 MiB per run")
+        assert "packets in flight fill its packet pool of " in run.error
+        assert run.error.endswith(" past the limit of 2.3 MiB per run")
     body = api("viewer").get(f"/api/v1/calibrations/{calibration.pk}/").json()
     assert body["progress"]["failed"] == 3 and body["progress"]["memory_stopped"] == 3
     html = client_for("viewer").get(

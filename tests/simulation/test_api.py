@@ -170,10 +170,11 @@ def test_memory_limit_is_a_setting(api, settings):
 
 
 def test_validate_accepts_a_machine_whose_full_buffers_alone_would_pass_the_limit(api):
-    """65,536 endpoints sending with every buffer full would take 1.6 GiB; no run comes
-    near, so the run is accepted and bounded as its packets in flight grow."""
+    """65,536 endpoints with 16-packet input buffers, every buffer full, would take 1.3
+    GiB; few runs come near, so the run is accepted and bounded as its packets in
+    flight grow."""
     big = {"sides": [16, 16, 16], "concentration": 16, "ranks": 1024,
-           "scenario": "interference", "max_cycles": 100_000}
+           "scenario": "interference", "max_cycles": 100_000, "input_buffer_packets": 16}
     ok = api("operator").post("/api/v1/simulation-runs/validate/", {"config": big},
                               format="json").json()
     assert ok["valid"], ok

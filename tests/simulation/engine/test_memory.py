@@ -18,10 +18,12 @@ import pytest
 from simulation.engine import SimConfig
 from simulation.engine import simulator as sim
 from simulation.engine.memory import (
+    PACKET,
     MemoryLimitError,
     MemoryLimitReached,
     check_memory,
     estimate_memory,
+    pool_reservation,
 )
 from simulation.engine.network import build_network
 from simulation.engine.scenarios import build_apps, build_partitions
@@ -114,16 +116,66 @@ FLOODED = SimConfig(sides=(4, 4), concentration=4, ranks=64, rate=1.0,
                     source_queue_packets=200, max_cycles=6000)
 
 
-def test_a_run_stops_when_its_packet_pool_would_outgrow_the_limit():
+def test_a_run_stops_when_its_packets_in_flight_fill_the_pool_the_limit_leaves():
     est = estimate_memory(FLOODED)
-    limit = est.floor + est.pool_start  # the first doubling needs 2 x pool_start more
+    limit = est.floor + 100 * PACKET  # room for 100 records over the first size
+    assert pool_reservation(est, limit) == 1_702
     with pytest.raises(MemoryLimitReached) as info:
         sim.simulate(FLOODED, [np.arange(64)], memory_limit=limit)
     assert str(info.value).startswith("the run stopped at cycle ")
-    assert "packets in flight fill its packet pool, and doubling it to 3,204" in str(info.value)
+    assert "packets in flight fill its packet pool of 1,702 records (about " in str(info.value)
+    assert str(info.value).endswith("past the limit of 2.4 MiB per run")
     unlimited = sim.simulate(FLOODED, [np.arange(64)])
     within = sim.simulate(FLOODED, [np.arange(64)], memory_limit=est.total)
     assert unlimited.as_dict() == within.as_dict()  # the limit changes nothing below it
+
+
+def test_the_pool_grows_inside_its_reservation_without_a_copy():
+    net = build_network(FLOODED.sides, FLOODED.concentration)
+    est = estimate_memory(FLOODED)
+    pool = sim._packet_pool(FLOODED, net, 64, pool_reservation(est, None))
+    first = pool["pk"].shape[0]
+    pool["pk"][first - 1, 0] = 7
+    pool["st"][sim.L.S_FREE] = 0  # every record in use: the loop asks for more
+    sim._grow(pool, est, 100, None)
+    assert pool["pk"].shape[0] == 2 * first
+    assert np.shares_memory(pool["pk"], pool["records"]) and pool["pk"][first - 1, 0] == 7
+    stack = pool["free_stack"][: pool["st"][sim.L.S_FREE]]
+    assert stack[-1] == first and sorted(stack) == list(range(first, 2 * first))
+
+
+RESERVE = textwrap.dedent("""
+    import json, sys
+    from simulation.engine import SimConfig
+    from simulation.engine import simulator as sim
+    from simulation.engine.memory import estimate_memory, pool_reservation
+    from simulation.engine.network import build_network
+    def rss():
+        for line in open("/proc/self/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    cfg = SimConfig.from_dict(json.loads(sys.argv[1]))
+    net = build_network(cfg.sides, cfg.concentration)
+    est = estimate_memory(cfg)
+    before = rss()
+    pool = sim._packet_pool(cfg, net, cfg.ranks, pool_reservation(est, None))
+    print(json.dumps([pool["records"].nbytes, rss() - before]))
+""")
+
+
+def test_a_reserved_pool_costs_only_its_first_size():
+    """A 65,536-node machine's pool reserves 13 million records (0.6 GiB); until
+    packets fill them, the process holds only the first size (numpy's zeroed
+    arrays leave untouched pages unmapped)."""
+    if not os.path.exists("/proc/self/status"):
+        skip_or_fail("needs Linux /proc/self/status to read the resident memory")
+    config = {"sides": [16, 16, 16], "concentration": 16, "ranks": 1024}
+    done = subprocess.run([sys.executable, "-c", RESERVE, json.dumps(config)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, check=True)
+    reserved, resident = json.loads(done.stdout.split("\n")[-2])
+    first = estimate_memory(SimConfig.from_dict(config)).pool_start
+    assert reserved > 16 * first
+    assert resident < 2 * first + 8 * 2**20, (reserved / 2**20, resident / 2**20)
 
 
 def test_the_packet_pool_is_bounded_by_cycles_when_the_buffers_do_not_bound_it():
