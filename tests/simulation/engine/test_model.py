@@ -217,12 +217,17 @@ def test_partition_validation(small: dict) -> None:
         simulate(cfg, [np.array([0, 1, 1])])
 
 
-def test_packet_pool_growth_is_transparent(small: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("reserved", [True, False], ids=["in-place", "copying"])
+def test_packet_pool_growth_is_transparent(small: dict, monkeypatch: pytest.MonkeyPatch,
+                                           reserved: bool) -> None:
     """Starting with an almost empty packet pool forces many doublings
-    mid-run; the result is identical to a run with a large pool."""
+    mid-run, inside its reservation or (with none, as when the host refuses
+    one) by copying; the result is identical to a run with a large pool."""
     import simulation.engine.simulator as sim_mod
 
     kw = dict(small, pattern="uniform", rate=1.0, max_cycles=3000, routing="min")
     big = run(**kw).as_dict()
     monkeypatch.setattr(sim_mod, "initial_pool_packets", lambda ranks, endpoints: ranks + 2)
+    if not reserved:
+        monkeypatch.setattr(sim_mod, "pool_reservation", lambda estimate, limit: 0)
     assert run(**kw).as_dict() == big
