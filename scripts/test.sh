@@ -15,6 +15,13 @@ PG_URL=${HX_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/hxportal}
 REDIS_URL=${HX_TEST_REDIS_URL:-redis://127.0.0.1:6379/15}
 MARKS=${HX_TEST_MARKS:-not slow}
 
+# On a new checkout the engine's numba code compiles (about 30 s of one core) into
+# its on-disk cache beside the first tests, which do not simulate; a test that needs
+# it sooner compiles it itself, and every later process loads it from the cache.
+$PY -c "from simulation.engine import warm_up; warm_up()" >/dev/null 2>&1 &
+warming=$!
+trap 'kill "$warming" 2>/dev/null || true' EXIT
+
 echo "== ruff"
 .venv/bin/ruff check .
 echo "== import contracts"
