@@ -322,6 +322,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "processed_folder": str(_broker_dir / "processed"),
         "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
+        # kombu's virtual transports sleep this long when every queue is empty (its
+        # default is 1 s); each hop of a recommendation's chain of tasks waited for it.
+        "polling_interval": env_int("HX_BROKER_POLL_MS", 100, minimum=10) / 1000,
     }
 else:
     # Longer than the hard time limit, so a slow task is never redelivered

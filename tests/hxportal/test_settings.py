@@ -58,3 +58,20 @@ def test_debug_is_off_unless_asked():
     from django.conf import settings
 
     assert settings.DEBUG is False
+
+
+def test_the_filesystem_broker_polls_every_100_ms_unless_told(tmp_path):
+    """kombu's idle sleep (1 s by its default) was the wait of every task hop on
+    ``make run``; the transport the worker builds must carry the setting."""
+    code = ("from hxportal.celery import app; "
+            "print(app.connection_for_read().transport.polling_interval)")
+    base = {"DJANGO_SETTINGS_MODULE": "hxportal.settings.local", "HX_DATA_DIR": str(tmp_path),
+            "CELERY_BROKER_URL": "filesystem://"}
+    default = _manage(["shell", "-c", code], base)
+    assert default.returncode == 0, default.stderr
+    assert default.stdout.strip().splitlines()[-1] == "0.1"
+    slower = _manage(["shell", "-c", code], {**base, "HX_BROKER_POLL_MS": "1000"})
+    assert slower.stdout.strip().splitlines()[-1] == "1.0", slower.stderr
+    refused = _manage(["shell", "-c", code], {**base, "HX_BROKER_POLL_MS": "5"})
+    assert refused.returncode != 0
+    assert "HX_BROKER_POLL_MS must be at least 10" in refused.stderr
