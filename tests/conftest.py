@@ -27,6 +27,25 @@ def skip_or_fail(reason: str) -> None:
     pytest.skip(reason)
 
 
+#: pytest-django's fixtures through which a test reaches the database.
+DATABASE_FIXTURES = frozenset({"_django_db_helper", "django_db_setup", "live_server"})
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Mark ``database_free`` every test that cannot reach the database.
+
+    pytest-django refuses database access to a test without one of its database
+    fixtures or the ``django_db`` marker, so such a test runs the same on either
+    pass of ``make test``; ``scripts/test.sh`` runs it on the first pass only. This
+    runs before ``-m`` selects, so the marker can be selected on.
+    """
+    for item in items:
+        reaches = DATABASE_FIXTURES & set(getattr(item, "fixturenames", ()))
+        if not reaches and item.get_closest_marker("django_db") is None:
+            item.add_marker(pytest.mark.database_free)
+
+
 def pytest_runtest_setup(item):
     if item.get_closest_marker("browser") and not shutil.which(CHROMIUM):
         skip_or_fail(f"{CHROMIUM} is not installed (apt-get install -y chromium)")
