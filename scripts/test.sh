@@ -77,6 +77,10 @@ second_status=0
 wait "$second" || second_status=$?
 echo "== pytest on the zero-setup defaults (SQLite + filesystem broker) and the slurm layer"
 cat "$second_log"
+if [ $# -gt 0 ]; then  # narrowed by arguments: one pass may have no test of its own
+  if [ $status -eq 5 ] && [ $second_status -ne 5 ]; then status=0; fi
+  if [ $second_status -eq 5 ] && [ $status -eq 0 ] && [ -n "$first" ]; then second_status=0; fi
+fi
 [ $status -ne 0 ] && echo "The PostgreSQL + Redis pass failed (exit $status)." >&2
 [ $second_status -ne 0 ] && echo "The zero-setup pass failed (exit $second_status)." >&2
 [ $status -ne 0 ] && exit $status
