@@ -7,10 +7,11 @@ the floor (the pool at its first size) before a run and the pool's growth while
 it runs. This shows what runs really hold: it simulates one calibration point of
 the 16 x 16 x 16, c = 16 machine (65,536 nodes; the portal's own configuration
 and synthetic occupancy) for ``--cycles`` cycles and prints, every 256 cycles,
-the packets in flight, the pool's size and the peak resident memory of this
-process, and each growth of the pool (within its reservation, which
-``--limit-mib`` cuts to what the portal's ``HX_SIM_MAX_BYTES`` leaves room for;
-without it the run is unlimited, as on the CLI). It wraps two private functions
+the packets in flight, the pool's size, the peak resident memory of this
+process and the share of the job's packets delivered, and each growth of the
+pool (within its reservation, which ``--limit-mib`` cuts to what the portal's
+``HX_SIM_MAX_BYTES`` leaves room for; without it the run is unlimited, as on the
+CLI). It wraps two private functions
 of ``simulation.engine.simulator`` (the loop call and the pool's growth) to read
 the loop's counters; the run itself is unchanged.
 
@@ -33,6 +34,13 @@ from _calibration_runs import setup_django
 
 def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _delivered(traffic, ranks) -> float:
+    """The share of the job's packets delivered so far (its apps of known size: the
+    background's never end), which dates a run's end before it gets there."""
+    finite = traffic.app_total > 0
+    return float(ranks["app_stats"][finite, 2].sum()) / max(int(traffic.app_total[finite].sum()), 1)
 
 
 def _arguments() -> argparse.Namespace:
@@ -104,7 +112,8 @@ def main() -> None:
             reported[0] = int(st[L.S_CYCLE])
             print(f"  cycle {reported[0]:>6}: {int(st[L.S_IN_NET]):>9,} packets in flight, "
                   f"pool {pool['pk'].shape[0]:>9,}, peak {_rss_mib():.0f} MiB resident, "
-                  f"{time.time() - started:.0f} s", flush=True)
+                  f"{time.time() - started:.0f} s, {_delivered(tr, ranks):.1%} of the "
+                  "job's packets delivered", flush=True)
         return status
 
     engine._call_loop, engine._grow = calling, growing

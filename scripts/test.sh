@@ -77,6 +77,7 @@ second_status=0
 wait "$second" || second_status=$?
 echo "== pytest on the zero-setup defaults (SQLite + filesystem broker) and the slurm layer"
 cat "$second_log"
+rm -f "$second_log"
 if [ $# -gt 0 ]; then  # narrowed by arguments: one pass may have no test of its own
   if [ $status -eq 5 ] && [ $second_status -ne 5 ]; then status=0; fi
   if [ $second_status -eq 5 ] && [ $status -eq 0 ] && [ -n "$first" ]; then second_status=0; fi
