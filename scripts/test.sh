@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set everything up and run the whole suite: lint, import contracts, then pytest
-# twice, side by side: on PostgreSQL + Redis (row locks, real worker, browser) and on the
-# zero-setup defaults (SQLite + filesystem broker), which also runs the `slurm`
+# twice, side by side: on PostgreSQL + Redis (row locks, real worker, browser)
+# and on the zero-setup defaults (SQLite + filesystem broker), which also runs the `slurm`
 # layer against a real local Slurm once, and the tests marked `processes` (make
 # run's and compose's servers started as processes; they bring their own
 # zero-setup database). A test that reaches no database runs on the first pass
