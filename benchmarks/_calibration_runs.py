@@ -44,6 +44,29 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("HX_DATA_DIR", ROOT / "data")) / "benchmarks" / "calibration_cache"
 
 
+#: Calibration-point runs too long to repeat with every benchmark run (the 65,536-node
+#: machine's loaded points take an hour or more each), kept with the evidence: a list
+#: of records in :func:`run_task`'s form, each with the command that made it.
+LONG_RUNS = ROOT / "docs" / "evidence" / "long_runs.json"
+
+
+def long_runs(path: Path = LONG_RUNS, engine_version: str | None = None) -> list[dict]:
+    """The kept long runs (of ``engine_version`` only, when given: another engine's
+    cycles are another model's)."""
+    records = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+    return [r for r in records
+            if engine_version is None or r["engine_version"] == engine_version]
+
+
+def keep_long_run(record: dict, path: Path = LONG_RUNS) -> None:
+    """Add ``record`` to the kept long runs, in place of one of the same point, machine
+    size and engine version."""
+    same = (record["label"], record["nodes"], record["engine_version"])
+    kept = [r for r in long_runs(path) if (r["label"], r["nodes"], r["engine_version"]) != same]
+    lines = ",\n".join(json.dumps(r) for r in [*kept, record])
+    path.write_text(f"[\n{lines}\n]\n", encoding="utf-8")
+
+
 def engine_config(shape: MachineShape, pattern: str, node_count: int, policy: str,
                   seed: int, background: bool) -> dict:
     """The engine config (a dict) the portal gives this prediction or calibration point."""

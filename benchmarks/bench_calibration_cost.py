@@ -15,13 +15,17 @@ policies x seeds), then prices them with a cost model fitted on measured runs:
   loaded runs (8x8: one per pattern at sizes 16 and 64, loads 0 and 50 %, and the
   all-to-all points of ``calibration_agreement.py``; 16x16: the all-to-all points at
   50 % load that ``calibration_agreement.py`` ran, when cached);
-* 65,536 nodes: no full run; truncated runs (``max_cycles``) of a 16-rank point on the
-  idle and on the half-full machine, two lengths each: the difference in seconds over
-  the difference in cycles gives the per-cycle cost without setup, the idle one the
-  machine's own per-cycle cost, the loaded one ``a`` there;
+* 65,536 nodes: truncated runs (``max_cycles``) of a 16-rank point on the idle and on
+  the half-full machine, two lengths each: the difference in seconds over the
+  difference in cycles gives the per-cycle cost without setup, the idle one the
+  machine's own per-cycle cost, the loaded one ``a`` there; and the full runs of its
+  loaded points kept in ``docs/evidence/long_runs.json`` (an hour or more each, made
+  by ``pool_growth.py --keep``), whose cycles come before any smaller shape's;
 * cycles of points not measured: those measured for the same pattern and load at the
-  nearest size (largest shape first): every kernel moves the study's 16,384 phits per
-  rank, so completion is volume-bound and nearly size- and shape-independent.
+  nearest size (largest shape first), times the ratio of the kernel's packets per rank
+  at the two sizes: completion is volume-bound, every kernel moves about the study's
+  16,384 phits per rank up to 1,024 ranks, and the all-to-all past that one packet per
+  peer (twice the volume at 2,048 ranks, four times at 4,096).
 
 Then: total CPU time per shape, and for the 65,536-node machine the wall time
 against worker processes by list scheduling (longest run first) of the estimated run
@@ -31,7 +35,7 @@ Celery workers: the parallelism is across runs, not within one (no domain
 decomposition), so the wall time never falls below the longest single run.
 
 Usage: .venv/bin/python benchmarks/bench_calibration_cost.py [--processes 2]
-       [--no-run] [--skip-big] [--speedup-runs 12]
+       [--no-run] [--keep-speedup] [--speedup-runs 8] [--cache DIR] [--long-runs FILE]
 """
 
 from __future__ import annotations
@@ -51,10 +55,12 @@ from pathlib import Path
 
 import numpy as np
 from _calibration_runs import (
+    LONG_RUNS,
     Task,
     cached,
     default_cache_dir,
     engine_config,
+    long_runs,
     point_task,
     run_task,
     setup_django,
@@ -183,6 +189,8 @@ def main() -> None:
     parser.add_argument("--keep-speedup", action="store_true",
                         help="do not measure 1 vs 2 processes again (report the cached one)")
     parser.add_argument("--cache", type=Path, default=default_cache_dir())
+    parser.add_argument("--long-runs", type=Path, default=LONG_RUNS,
+                        help="kept runs too long to repeat (benchmarks/pool_growth.py --keep)")
     args = parser.parse_args()
     # The portal's per-run memory limit (HX_SIM_MAX_BYTES, 1 GiB by default) refuses no
     # 65,536-node point before it runs (0.45 GiB at most); raised here all the same, so
@@ -202,9 +210,11 @@ def main() -> None:
         run(full, args.cache, args.processes)
         run(truncated, args.cache, min(args.processes, 2), fresh=True)
     trunc_rec = [cached(args.cache, t) for t in truncated]
-    records = point_records(args.cache)
+    kept = [r for r in long_runs(args.long_runs, ENGINE_VERSION) if r["completed"]]
+    records = point_records(args.cache) + kept
     print(f"# engine {ENGINE_VERSION}; load average at report {os.getloadavg()[0]:.2f}; "
-          f"{len(records)} measured calibration-point runs")
+          f"{len(records)} measured calibration-point runs ({len(kept)} of them kept in "
+          f"{args.long_runs.name}: {', '.join(_point_text(r) for r in kept) or 'none'})")
     model = fit(records, trunc_rec)
     print_fit(model, records)
     both = [r["cpu_seconds"] / r["wall_seconds"] for r in records if r.get("cpu_seconds")]
@@ -332,9 +342,11 @@ def print_fit(model: dict, records: list[dict]) -> None:
                                   r["cycles"]) for r in rs]
         errs = [abs(p / _seconds(r) - 1) for p, r in zip(pred, rs, strict=True)]
         cpu = sum(bool(r.get("cpu_seconds")) for r in rs)
+        loads = [r["load_average"] for r in rs if r.get("load_average") is not None]
+        load = f"{statistics.mean(loads):.2f}" if loads else "n/a"
         print(f"{_label(nodes):<16} {len(rs):>5} {sum(_seconds(r) for r in rs):>8.0f} "
               f"{sum(pred):>8.0f} {statistics.median(errs):>12.0%} {max(errs):>7.0%} "
-              f"{statistics.mean(r['load_average'] for r in rs):>8.2f} {cpu:>6}")
+              f"{load:>8} {cpu:>6}")
     big = model["big"]
     if big:
         print(f"\n{_label(BIG.node_count)} truncated runs (all2all, 16 ranks, diagonal):")
@@ -394,13 +406,31 @@ def _label(nodes: int) -> str:
 
 def _cycles(seen: dict, point: CalibrationPoint) -> float:
     """Measured cycles of the same pattern and load, nearest size, largest shape first
-    (else the same pattern at any load, else the all-to-all's)."""
-    options = seen.get((point.pattern, point.load)) or [
-        v for (pat, _), vs in seen.items() if pat == point.pattern for v in vs] or [
+    (else the same pattern at any load, else the all-to-all's), scaled by the kernel's
+    packets per rank at the two sizes: a run is volume-bound, and past 1,024 ranks the
+    all-to-all sends one packet to every peer (four times the study's volume at 4,096)."""
+    same = [v for (pat, _), vs in seen.items() if pat == point.pattern for v in vs]
+    options = seen.get((point.pattern, point.load)) or same or [
         v for (pat, _), vs in seen.items() if pat == "all2all" for v in vs]
     best = min(options, key=lambda o: (abs(math.log2(o[1]) - math.log2(point.node_count)),
                                        -o[0]))
-    return best[2]
+    if not same:
+        return best[2]
+    return best[2] * _packets(point.pattern, point.node_count) / _packets(point.pattern, best[1])
+
+
+def _packets(pattern: str, size: int) -> int:
+    """Packets a rank of ``pattern`` sends on a job of ``size`` nodes (1: open loop, whose
+    runs send a fixed amount per task)."""
+    from simulation.services import study_packets_per_rank, usable_ranks
+
+    return study_packets_per_rank(pattern, max(usable_ranks(pattern, size), 2)) or 1
+
+
+def _point_text(record: dict) -> str:
+    _, pattern, size, load, policy, seed = record["label"]
+    return (f"{_label(record['nodes'])} {pattern} of {size} at {load:.0%} on {policy} seed "
+            f"{seed}, {record['cycles']:,} cycles")
 
 
 def _cpu_text(record: dict) -> str:

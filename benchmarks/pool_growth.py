@@ -15,21 +15,25 @@ CLI). It wraps two private functions
 of ``simulation.engine.simulator`` (the loop call and the pool's growth) to read
 the loop's counters; the run itself is unchanged.
 
+With ``--keep`` a completed run's record goes to ``docs/evidence/long_runs.json``,
+where ``bench_calibration_cost.py`` prices the calibration with its measured cycles.
+
 Usage: .venv/bin/python benchmarks/pool_growth.py [--pattern all2all] [--size 1024]
-       [--load 0.5] [--policy row] [--cycles 4000] [--limit-mib 1024]
+       [--load 0.5] [--policy row] [--cycles 4000] [--limit-mib 1024] [--keep]
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import resource
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _calibration_runs import setup_django
+from _calibration_runs import keep_long_run, setup_django
 
 
 def _rss_mib() -> float:
@@ -43,6 +47,22 @@ def _delivered(traffic, ranks) -> float:
     return float(ranks["app_stats"][finite, 2].sum()) / max(int(traffic.app_total[finite].sum()), 1)
 
 
+def _record(args: argparse.Namespace, shape, result, ranks: int, held: int, wall: float,
+            cpu: float, load: float) -> dict:
+    """The run as ``_calibration_runs.run_task`` records a calibration point (its seconds
+    include the traffic tables' building, as there), with the command that made it."""
+    app = result.apps[0]
+    return {"label": ["point", args.pattern, args.size, args.load, args.policy, 0],
+            "nodes": shape.node_count, "completed": True,
+            "completion_cycles": app.completion_cycles, "cycles": result.cycles,
+            "wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1),
+            "busy_endpoints": ranks + (held if held >= 2 else 0), "ranks": ranks,
+            "max_cycles": args.cycles, "load_average": round(load, 2),
+            "engine_version": result.engine_version, "max_rss_mib": round(_rss_mib()),
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "command": "benchmarks/pool_growth.py " + " ".join(sys.argv[1:])}
+
+
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pattern", default="all2all")
@@ -52,6 +72,9 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--cycles", type=int, default=4000)
     parser.add_argument("--limit-mib", type=int, default=None,
                         help="the memory limit per run, MiB (default: none)")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep a completed run's record in docs/evidence/long_runs.json, "
+                             "where bench_calibration_cost.py reads it")
     return parser.parse_args()
 
 
@@ -80,7 +103,7 @@ def main() -> None:
     from simulation.services.configs import parse_config
 
     shape = MachineShape((16, 16, 16), 16)
-    started = time.time()
+    started, cpu, load = time.time(), time.process_time(), os.getloadavg()[0]
     held = synthetic_occupancy(shape, args.load)
     cfg = parse_config(prediction_settings(list(shape.sides), shape.concentration,
                                            args.pattern, args.size, args.policy,
@@ -126,6 +149,10 @@ def main() -> None:
     else:
         print(f"# {result.cycles} cycles ({'completed' if result.completed else 'cut'}) in "
               f"{time.time() - started:.0f} s")
+        if args.keep and result.completed:
+            keep_long_run(_record(args, shape, result, cfg.ranks, held.size, time.time() - started,
+                                  time.process_time() - cpu, load))
+            print("# kept in docs/evidence/long_runs.json")
     print(f"# at most {most[0]:,} packets in flight (at the ends of the loop's calls); peak "
           f"{_rss_mib():.0f} MiB resident, {base:.0f} MiB before the run")
 

@@ -61,8 +61,10 @@ PREPARE_CALIBRATION_TASK = "hx.recommendations.prepare_calibration"
 #: message (a worker killed): beat queues it again.
 PREPARE_GRACE_SECONDS = 600
 #: Before a calibration gives measured run times: cycles of a study-volume kernel run
-#: (about 1.5 x the 16,384 phits a rank sends) ...
+#: (about 1.5 x the 16,384 phits a rank sends) on a job of this many ranks (a kernel
+#: that sends more per rank at the job's size runs longer in proportion) ...
 EXPECTED_RUN_CYCLES = 24_576
+EXPECTED_RUN_RANKS = 64
 #: ... and endpoint-cycles the engine simulates per second on one process (the
 #: reference case, 64 + 256 busy endpoints, runs in about 0.9 s).
 ENDPOINT_CYCLES_PER_SECOND = 8.0e6

@@ -304,9 +304,22 @@ def calibrated_factors(analytic: dict[str, float], calibrated: dict[str, float]
 def expected_run_seconds(rec: Recommendation) -> float:
     """One live prediction run's expected seconds before the shape has a calibration:
     busy endpoints times the cycles a study-volume kernel runs, at the engine's rate
-    (``constants.ENDPOINT_CYCLES_PER_SECOND``)."""
+    (``constants.ENDPOINT_CYCLES_PER_SECOND``), times the kernel's packets per rank
+    over those of its reference job: the all-to-all past 1,024 ranks sends more per
+    rank, and runs longer, than the kernels the constant was measured on."""
     busy = rec.node_count + len(rec.inputs.get("held_endpoints", ()))
-    return busy * constants.EXPECTED_RUN_CYCLES / constants.ENDPOINT_CYCLES_PER_SECOND
+    cycles = constants.EXPECTED_RUN_CYCLES * _volume_factor(rec.pattern, rec.node_count)
+    return busy * cycles / constants.ENDPOINT_CYCLES_PER_SECOND
+
+
+def _volume_factor(pattern: str, node_count: int) -> float:
+    """The job's kernel volume per rank over the same kernel's on the reference job
+    (``constants.EXPECTED_RUN_RANKS`` ranks); 1 for open-loop traffic."""
+    kernel = constants.KERNELS[pattern]
+    ranks = max(simulation.usable_ranks(kernel, node_count), 2)
+    packets = simulation.study_packets_per_rank(kernel, ranks)
+    reference = simulation.study_packets_per_rank(kernel, constants.EXPECTED_RUN_RANKS)
+    return packets / reference if packets and reference else 1.0
 
 
 def prediction_progress(rec: Recommendation) -> dict[str, int]:

@@ -36,6 +36,7 @@ from simulation.services.configs import (
     machine_partitions,
     parse_config,
     placement_version_of,
+    study_packets_per_rank,
     usable_ranks,
     validate_config,
 )
@@ -107,6 +108,7 @@ __all__ = [
     "start_study",
     "stored_result",
     "study_message_packets",
+    "study_packets_per_rank",
     "study_size",
     "summarise",
     "sweep_counts",

@@ -23,6 +23,7 @@ from simulation.engine.config import (
     ROUTINGS,
     SCENARIOS,
     VC_SETS,
+    study_message_packets,
 )
 from simulation.engine.kernels import KERNELS
 from simulation.engine.memory import MemoryLimitError, check_memory, estimate_memory
@@ -203,6 +204,20 @@ def usable_ranks(pattern: str, nodes: int) -> int:
     a power of two for the all-reduce); ``nodes`` for open-loop patterns."""
     kernel = KERNELS.get(pattern)
     return kernel.usable_ranks(nodes) if kernel else nodes
+
+
+def study_packets_per_rank(pattern: str, ranks: int) -> int | None:
+    """Packets one rank of ``pattern``'s kernel sends in all at the study's volume
+    (None for open-loop patterns, whose amount the caller sets).
+
+    About the study's 1,024 for every kernel up to 1,024 ranks, except the
+    all-reduce's two halvings (about 2,048); past 1,024 ranks the all-to-all still
+    sends one packet to every peer, so its volume grows with the job: 4,095 packets a
+    rank at 4,096 ranks, and a run lasts about as much longer."""
+    kernel = KERNELS.get(pattern)
+    if kernel is None:
+        return None
+    return kernel.packets_per_rank(ranks, study_message_packets(pattern, ranks))
 
 
 def is_kernel(pattern: str) -> bool:

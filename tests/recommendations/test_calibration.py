@@ -292,6 +292,25 @@ def test_the_expected_live_time_counts_the_runs_in_rounds_over_the_processes(
     assert rec.inputs["expected_live_seconds"] == pytest.approx(round(one_run * rounds, 2))
 
 
+def test_the_expected_run_time_follows_the_kernels_volume_per_rank():
+    """Before a calibration, a live run is priced per busy endpoint at the reference
+    job's cycles; the all-to-all past 1,024 ranks sends one packet to each peer (4,095
+    a rank at 4,096 ranks against 1,008 at 64), so its runs are priced that much
+    longer, while kernels of a fixed volume and open-loop traffic are not."""
+    def per_endpoint(pattern: str, nodes: int) -> float:
+        rec = Recommendation(pattern=pattern, node_count=nodes, inputs={})
+        return predictions.expected_run_seconds(rec) / nodes
+
+    reference = (recommendation_constants.EXPECTED_RUN_CYCLES
+                 / recommendation_constants.ENDPOINT_CYCLES_PER_SECOND)
+    assert per_endpoint("all2all", 64) == pytest.approx(reference)
+    assert per_endpoint("all2all", 2048) == pytest.approx(reference * 2047 / 1008)
+    assert per_endpoint("all2all", 4096) == pytest.approx(reference * 4095 / 1008)
+    assert per_endpoint("allreduce", 4096) == pytest.approx(reference * 2050 / 2016)
+    assert per_endpoint("stencil4", 4096) == pytest.approx(reference)
+    assert per_endpoint("uniform", 4096) == pytest.approx(reference)
+
+
 def test_a_machine_more_fragmented_than_the_calibration_says_so(users, half, monkeypatch):
     """Two full-spread jobs hold two endpoints of every switch: no candidate can have
     whole switches, while the calibration's occupancy at the same load gave them; the

@@ -255,3 +255,16 @@ def test_start_study_creates_one_sweep(users, django_capture_on_commit_callbacks
     assert ("all2all", 64, 2 * 16) in volumes and ("stencil4", 128, 2 * 64) in volumes
     with pytest.raises(ValidationError):
         services.start_study(scale=0)
+
+
+def test_a_kernels_packets_per_rank_at_the_studys_volume():
+    """Every kernel sends about the study's 1,024 packets a rank (the all-reduce's two
+    halvings about twice that) up to 1,024 ranks; past it the all-to-all still sends one
+    packet to each peer, so its volume grows with the job. Open-loop traffic has none."""
+    per_rank = services.study_packets_per_rank
+    assert [per_rank("all2all", k) for k in (16, 64, 1024, 2048, 4096)] == [
+        960, 1008, 1023, 2047, 4095]
+    assert [per_rank("allreduce", k) for k in (64, 4096)] == [2016, 2050]
+    assert {per_rank(p, k) for p in ("stencil4", "stencil8", "random_involution")
+            for k in (64, 4096)} == {256, 512, 1024}
+    assert per_rank("uniform", 4096) is None
