@@ -120,6 +120,9 @@ class TrackedRun(models.Model):
     result = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True, default="")
     attempts = models.PositiveIntegerField(default=0)
+    continued = models.PositiveIntegerField(
+        default=0, help_text="Tasks the run continued in after its first, each from where "
+                             "the last stopped (a long simulation's checkpoints).")
     sent_at = models.DateTimeField(null=True, blank=True,
                                    help_text="When the broker accepted the task message.")
     created_at = models.DateTimeField(default=timezone.now, db_index=True)

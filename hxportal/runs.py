@@ -89,6 +89,11 @@ class RunLost(Exception):
     """The row is no longer this claim's: cancelled, or taken over after a lost lease."""
 
 
+class RunContinues(Exception):
+    """Raised by a run's work that saved where it stands and continues in a new task
+    (before the task's time limit); the message is the log line saying so."""
+
+
 def stamped(line: str) -> str:
     """A log line as runs store it (``HH:MM:SS text``)."""
     return f"{timezone.now():%H:%M:%S} {line}"
@@ -185,7 +190,9 @@ def claim(model: type[TrackedRun], pk: int) -> TrackedRun | None:
                             f"{seen:%H:%M:%S}); taken over")
         now = timezone.now()
         run.status = RunStatus.RUNNING
-        run.started_at = run.heartbeat_at = now
+        if not (run.continued and run.started_at):  # a continuation keeps its first start
+            run.started_at = now
+        run.heartbeat_at = now
         run.attempts += 1
         run.lease_token = new_token()
         run.lease_owner = owner_name()
@@ -234,6 +241,8 @@ def execute(model: type[TrackedRun], pk: int,
         except RunLost as lost:
             logger.info("stopped: %s", lost)
             return None
+        except RunContinues as more:
+            return RunStatus.PENDING if continue_later(model, pk, token, str(more)) else None
         except SoftTimeLimitExceeded:
             status, outcome = RunStatus.FAILED, {"error": "timeout"}
         except Exception as exc:
@@ -243,3 +252,25 @@ def execute(model: type[TrackedRun], pk: int,
             status, outcome = RunStatus.SUCCEEDED, {"result": result, "on_success": on_success}
     stored = finish(model, pk, status=status, token=token, **outcome)
     return status if stored else None
+
+
+def continue_later(model: type[TrackedRun], pk: int, token: str, line: str) -> bool:
+    """Queue the held row again for its next slice of work; ``False`` when the row is no
+    longer this claim's (cancelled meanwhile: nothing is queued).
+
+    A continuation is not a lost attempt: ``attempts`` goes back by the claim it took,
+    so ``HX_RUN_MAX_ATTEMPTS`` still counts lost workers, over every slice."""
+    with transaction.atomic():
+        run = model.objects.select_for_update().get(pk=pk)
+        if run.status != RunStatus.RUNNING or run.lease_token != token:
+            return False
+        run.status = RunStatus.PENDING
+        run.lease_token = run.lease_owner = ""
+        run.sent_at = None
+        run.attempts = max(run.attempts - 1, 0)
+        run.continued += 1
+        append_log(run, line)
+        run.save(update_fields=["status", "lease_token", "lease_owner", "sent_at", "attempts",
+                                "continued", "log"])
+        enqueue(run)
+    return True

@@ -266,6 +266,20 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("HX_TASK_SOFT_TIME_LIMIT", 3300)
 CELERY_TASK_TIME_LIMIT = env_int("HX_TASK_TIME_LIMIT", 3600)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# A simulation run longer than one task may take (a large machine's calibration point
+# runs for hours) saves its state every HX_SIM_CHECKPOINT_SECONDS to a file in
+# HX_CHECKPOINT_DIR and, after HX_SIM_SLICE_SECONDS in one task, continues in a new
+# task from there; a killed worker's next attempt resumes from the last save. The
+# folder must be shared by every worker host; 0 turns slices off. docs/operations.md.
+HX_CHECKPOINT_DIR = Path(env_str("HX_CHECKPOINT_DIR", str(DATA_DIR / "checkpoints")))
+HX_SIM_CHECKPOINT_SECONDS = env_int("HX_SIM_CHECKPOINT_SECONDS", 600, minimum=1)
+HX_SIM_SLICE_SECONDS = env_int("HX_SIM_SLICE_SECONDS", max(0, CELERY_TASK_SOFT_TIME_LIMIT - 300),
+                               minimum=0)
+_task_limit = CELERY_TASK_SOFT_TIME_LIMIT or CELERY_TASK_TIME_LIMIT  # 0: none
+if HX_SIM_SLICE_SECONDS and _task_limit and HX_SIM_SLICE_SECONDS >= _task_limit:
+    raise ImproperlyConfigured(
+        f"HX_SIM_SLICE_SECONDS ({HX_SIM_SLICE_SECONDS}) must be below the task's time limit "
+        f"({_task_limit} s, HX_TASK_SOFT_TIME_LIMIT or HX_TASK_TIME_LIMIT), with time to save")
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # Three queues. Bulk work (simulation runs, sweeps, estimations) stays on the
 # default queue; recommendation predictions (a 30 s deadline) and the short

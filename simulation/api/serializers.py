@@ -25,7 +25,7 @@ class SimulationRunSerializer(serializers.ModelSerializer):
         model = SimulationRun
         fields = ["id", "url", "page", "status", "progress", "sweep", "machine", "config",
                   "engine_version", "config_hash", "summary", "wall_seconds", "attempts",
-                  "error", "user", "created_at", "started_at", "finished_at",
+                  "continued", "error", "user", "created_at", "started_at", "finished_at",
                   "duration_seconds"]
         read_only_fields = fields
 

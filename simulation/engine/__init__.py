@@ -18,6 +18,9 @@ loop
 simulator
     :func:`simulate`: builds the tables, runs the loop in chunks, checks
     conservation and summarises.
+checkpoint
+    A run's state between two chunks (:class:`RunState`), to continue it later
+    bit for bit; the caller's hook saves it (the engine does no I/O).
 results
     :class:`SimResult` and :class:`AppResult`.
 warmup
@@ -34,9 +37,11 @@ Examples
 (True, 40)
 """
 
+from .checkpoint import RunState, Suspended
 from .config import SimConfig
 from .results import ENGINE_VERSION, AppResult, SimResult
 from .simulator import simulate
 from .warmup import warm_up
 
-__all__ = ["ENGINE_VERSION", "AppResult", "SimConfig", "SimResult", "simulate", "warm_up"]
+__all__ = ["ENGINE_VERSION", "AppResult", "RunState", "SimConfig", "SimResult", "Suspended",
+           "simulate", "warm_up"]

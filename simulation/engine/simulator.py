@@ -9,6 +9,7 @@ import numpy as np
 from allocation.hyperx.patterns import OPEN_LOOP_PATTERNS
 
 from . import loop as L
+from .checkpoint import CheckpointHook, RunState, Suspended, capture, fingerprint, restore
 from .config import SimConfig
 from .memory import (
     MemoryEstimate,
@@ -35,6 +36,9 @@ def simulate(
     partitions: list[np.ndarray] | None = None,
     progress: Callable[[float], None] | None = None,
     memory_limit: int | None = None,
+    *,
+    checkpoint: CheckpointHook | None = None,
+    resume: RunState | None = None,
 ) -> SimResult:
     """Run one packet-level simulation.
 
@@ -54,6 +58,15 @@ def simulate(
         arrays, and a run whose packets in flight fill them stops with
         :class:`~simulation.engine.memory.MemoryLimitReached` (the caller checks
         the floor before, :func:`~simulation.engine.memory.check_memory`).
+    checkpoint : callable, optional
+        ``checkpoint(cycle, capture) -> stop``, called after every chunk of cycles
+        (:mod:`~simulation.engine.checkpoint`): the caller saves ``capture()`` when
+        it sees fit, and returning True stops the run with
+        :class:`~simulation.engine.checkpoint.Suspended`.
+    resume : RunState, optional
+        A state this run saved before: the run continues from its cycle, and ends
+        exactly as it would have without the stop. ``ValueError`` when it is another
+        run's.
 
     Returns
     -------
@@ -71,7 +84,23 @@ def simulate(
     if partitions is None:
         partitions = build_partitions(config)
     apps = build_apps(config, partitions)
-    return _run(config, net, apps, progress, memory_limit)
+    run_fingerprint = fingerprint(config, [np.asarray(p) for p in partitions])
+    return _run(config, net, apps, progress, memory_limit,
+                _Continuity(run_fingerprint, checkpoint, resume))
+
+
+class _Continuity:
+    """The run's checkpoint hook and the state it resumes from, if any."""
+
+    def __init__(self, run_fingerprint: str, hook: CheckpointHook | None,
+                 resume: RunState | None) -> None:
+        self.fingerprint, self.hook, self.resume = run_fingerprint, hook, resume
+
+    def bind(self, pool: dict, state: dict, ranks: dict) -> Callable[[int], bool]:
+        """The hook as the chunk loop calls it: with the cycle alone."""
+        def at_chunk_end(cycle: int) -> bool:
+            return self.hook(cycle, lambda: capture(cycle, self.fingerprint, pool, state, ranks))
+        return at_chunk_end
 
 
 def _run(
@@ -80,6 +109,7 @@ def _run(
     apps: list[AppSpec],
     progress: Callable[[float], None] | None,
     memory_limit: int | None = None,
+    continuity: _Continuity | None = None,
 ) -> SimResult:
     """Build the loop's tables, run it chunk by chunk, check and summarise."""
     tr = build_traffic(apps, config.packet_phits, config.concentration, config.seed,
@@ -94,8 +124,14 @@ def _run(
     pool = _packet_pool(config, net, len(tr.rank_ep), pool_reservation(estimate, memory_limit))
     state = _network_state(config, net, vt, tr.rank_ep)
     ranks = _rank_state(tr, len(apps))
+    start, hook = 0, None
+    if continuity is not None:
+        if continuity.resume is not None:
+            start = restore(continuity.resume, continuity.fingerprint, pool, state, ranks)
+        if continuity.hook is not None:
+            hook = continuity.bind(pool, state, ranks)
     t = _run_chunks(config, net, tr, prm, cf, pool, state, ranks, progress,
-                    lambda cycle: _grow(pool, estimate, cycle, memory_limit))
+                    lambda cycle: _grow(pool, estimate, cycle, memory_limit), start, hook)
     _check_conservation(pool["st"], pool["pk"].shape[0], state)
     _check_port_occupancy(net, vt, config.input_buffer_packets, state)
     if progress is not None:
@@ -258,16 +294,21 @@ def _run_chunks(
     ranks: dict,
     progress: Callable[[float], None] | None,
     grow: Callable[[int], None],
+    start: int = 0,
+    hook: Callable[[int], bool] | None = None,
 ) -> int:
-    """Call the loop chunk by chunk until ``max_cycles`` or completion; the last cycle.
+    """Call the loop chunk by chunk from cycle ``start`` until ``max_cycles`` or
+    completion; the last cycle.
 
     Chunks bound the time between progress reports; ``grow(cycle)`` widens the
-    packet pool whenever the loop asks for it.
+    packet pool whenever the loop asks for it; ``hook(cycle)`` (the checkpoint) runs
+    after every chunk that reached its end, and stops the run when it says so.
     """
-    total_work = int(tr.app_total[tr.app_total > 0].sum())
+    finite = tr.app_total > 0  # the background's deliveries never end: not work done
+    total_work = int(tr.app_total[finite].sum())
     chunk = max(16, min(2048, _CHUNK_WORK // (len(state["hq"]) + net.endpoints)))
     app_stats = ranks["app_stats"]
-    t = 0
+    t = start
     while t < config.max_cycles:
         t1 = min(config.max_cycles, t + chunk)
         status = _call_loop(t, t1, cf, prm, net, tr, pool, state, ranks)
@@ -280,10 +321,12 @@ def _run_chunks(
         if progress is not None:
             frac = t / config.max_cycles
             if total_work:
-                frac = max(frac, float(app_stats[:, 2].sum()) / total_work)
+                frac = max(frac, float(app_stats[finite, 2].sum()) / total_work)
             progress(min(1.0, frac))
         if status == L.STATUS_DONE:
             break
+        if hook is not None and t < config.max_cycles and hook(t):
+            raise Suspended(t)
     return t
 
 

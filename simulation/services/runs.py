@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -16,9 +17,11 @@ from django.utils import timezone
 from hxportal import ownership
 from hxportal.errors import ConflictError
 from hxportal.models import TERMINAL_RUN_STATUSES, RunStatus
-from hxportal.runs import RunReporter, enqueue, execute
-from simulation.engine import ENGINE_VERSION, SimConfig, simulate
+from hxportal.runs import RunContinues, RunReporter, enqueue, execute
+from simulation.engine import ENGINE_VERSION, SimConfig, Suspended, simulate
+from simulation.engine.checkpoint import CheckpointMismatch
 from simulation.models import SimulationRun, Sweep
+from simulation.services import checkpoints
 from simulation.services.configs import (
     canonical_config,
     config_hash,
@@ -159,18 +162,64 @@ def simulate_work(run: SimulationRun, reporter: RunReporter) -> dict[str, Any]:
     cfg = SimConfig.from_dict(run.config)
     partitions = stored_partitions(run.parameters)
     reporter.log(f"simulating {describe(run.config)} (attempt {run.attempts})")
-    started, cpu = time.perf_counter(), time.process_time()
-    res = simulate(cfg, partitions, progress=reporter.progress,
-                   memory_limit=settings.HX_SIM_MAX_BYTES)
-    wall = time.perf_counter() - started
+    checkpoints.prune(keep=run.pk)
+    path = checkpoints.path_for(run.pk)
+    saved = checkpoints.read(path)
+    clock = _slice_clock(run, path, saved, reporter)
+    try:
+        res = _simulate_from(cfg, partitions, reporter, clock, saved)
+    except Suspended as stop:
+        wall = clock.elapsed()[0]
+        raise RunContinues(f"continues in a new task from its checkpoint at cycle "
+                           f"{stop.cycle:,} ({wall:.0f} s so far)") from None
+    except Exception:  # the run ends here (failed, cancelled); a killed process keeps it
+        checkpoints.remove(run.pk)
+        raise
+    checkpoints.remove(run.pk)
+    wall, cpu = clock.elapsed()
     result = res.as_dict()
     result["wall_seconds"] = wall
     # A busy host stretches wall time; the CPU time is what another run will need.
-    result["cpu_seconds"] = time.process_time() - cpu
+    result["cpu_seconds"] = cpu
     makespan = result["makespan_cycles"]
     reporter.log(f"done in {wall:.2f} s: {result['cycles']} cycles, makespan "
                  f"{makespan if makespan is not None else 'n/a'}")
     return result
+
+
+def _slice_clock(run: SimulationRun, path, saved: checkpoints.Saved | None,
+                 reporter: RunReporter) -> checkpoints.Clock:
+    """When this task saves and stops. A continuation whose checkpoint is not on this
+    host (``HX_CHECKPOINT_DIR`` not shared) starts over and runs to its end in this
+    task, else it would start over in every slice."""
+    slice_seconds = settings.HX_SIM_SLICE_SECONDS
+    if saved is not None:
+        reporter.log(f"resuming from its checkpoint at cycle {saved.state.cycle:,} "
+                     f"({saved.wall_seconds:.0f} s of simulation before)")
+    elif path.exists():
+        reporter.log(f"its checkpoint {path} cannot be read: starting over")
+    elif run.continued:
+        reporter.log(f"its checkpoint is not in {path.parent} on this host (HX_CHECKPOINT_DIR "
+                     "must be shared by the workers): starting over, in one task")
+        slice_seconds = 0
+    carried = (saved.wall_seconds, saved.cpu_seconds) if saved is not None else (0.0, 0.0)
+    return checkpoints.Clock(path, settings.HX_SIM_CHECKPOINT_SECONDS, slice_seconds,
+                             reporter.log, carried)
+
+
+def _simulate_from(cfg: SimConfig, partitions, reporter: RunReporter,
+                   clock: checkpoints.Clock, saved: checkpoints.Saved | None):
+    """Simulate, from the checkpoint when it is this run's (else from the start)."""
+    run_it = partial(simulate, cfg, partitions, progress=reporter.progress,
+                     memory_limit=settings.HX_SIM_MAX_BYTES, checkpoint=clock)
+    if saved is None:
+        return run_it()
+    try:
+        return run_it(resume=saved.state)
+    except CheckpointMismatch as mismatch:
+        reporter.log(f"its checkpoint is not usable ({mismatch}): starting over")
+        clock.carried = (0.0, 0.0)
+        return run_it()
 
 
 def stored_result(cfg: SimConfig, partitions: list[np.ndarray] | None, *, origin: str,

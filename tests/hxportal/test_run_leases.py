@@ -132,3 +132,26 @@ def test_beat_recovers_stale_runs_every_minute_on_the_maintenance_queue():
     for entry in PeriodicTask.objects.all():  # every beat entry is maintenance
         assert app.amqp.router.route({}, entry.task)["queue"].name == \
             settings.HX_MAINTENANCE_QUEUE, entry.task
+
+
+def test_a_continuation_queues_the_run_again_without_counting_an_attempt(
+        django_capture_on_commit_callbacks):
+    run = _run()
+    held = runs.claim(SimulationRun, run.pk)
+    first_start = held.started_at
+    with django_capture_on_commit_callbacks(execute=False) as sent:
+        assert runs.continue_later(SimulationRun, run.pk, held.lease_token, "goes on later")
+    run.refresh_from_db()
+    assert (run.status, run.lease_token, run.attempts, run.continued) == (
+        RunStatus.PENDING, "", 0, 1)
+    assert run.sent_at is None and len(sent) == 1 and run.log[-1].endswith("goes on later")
+    again = runs.claim(SimulationRun, run.pk)
+    assert again.attempts == 1 and again.started_at == first_start
+    # a claim that lost the row (taken over, cancelled) queues nothing
+    with django_capture_on_commit_callbacks(execute=False) as sent:
+        assert not runs.continue_later(SimulationRun, run.pk, held.lease_token, "stale")
+    assert not sent
+    SimulationRun.objects.filter(pk=run.pk).update(status=RunStatus.CANCELLED)
+    assert not runs.continue_later(SimulationRun, run.pk, again.lease_token, "cancelled")
+    run.refresh_from_db()
+    assert run.status == RunStatus.CANCELLED and run.continued == 1

@@ -75,3 +75,18 @@ def test_the_filesystem_broker_polls_every_100_ms_unless_told(tmp_path):
     refused = _manage(["shell", "-c", code], {**base, "HX_BROKER_POLL_MS": "5"})
     assert refused.returncode != 0
     assert "HX_BROKER_POLL_MS must be at least 10" in refused.stderr
+
+
+def test_a_simulation_slice_ends_before_the_tasks_time_limit(tmp_path):
+    code = "from django.conf import settings; print(settings.HX_SIM_SLICE_SECONDS)"
+    base = {"DJANGO_SETTINGS_MODULE": "hxportal.settings.local", "HX_DATA_DIR": str(tmp_path),
+            "CELERY_BROKER_URL": "filesystem://"}
+    default = _manage(["shell", "-c", code], base)
+    assert default.stdout.strip().splitlines()[-1] == "3000", default.stderr
+    shorter = _manage(["shell", "-c", code], {**base, "HX_TASK_SOFT_TIME_LIMIT": "600"})
+    assert shorter.stdout.strip().splitlines()[-1] == "300", shorter.stderr
+    refused = _manage(["shell", "-c", code], {**base, "HX_SIM_SLICE_SECONDS": "3300"})
+    assert refused.returncode != 0
+    assert "HX_SIM_SLICE_SECONDS (3300) must be below the task's time limit" in refused.stderr
+    no_soft = _manage(["shell", "-c", code], {**base, "HX_TASK_SOFT_TIME_LIMIT": "0"})
+    assert no_soft.stdout.strip().splitlines()[-1] == "0", no_soft.stderr

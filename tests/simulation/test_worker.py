@@ -17,7 +17,10 @@ from django.conf import settings
 
 from hxportal.models import RunStatus
 from simulation import services, tasks
+from simulation.engine import SimConfig, simulate
 from simulation.models import SimulationRun
+from simulation.services import checkpoints
+from simulation.services.runs import stored_partitions
 from tests.conftest import skip_or_fail
 from tests.simulation.conftest import TINY
 from tests.workers import celery_worker, pool_children, purge_broker, wait_for
@@ -25,6 +28,8 @@ from tests.workers import celery_worker, pool_children, purge_broker, wait_for
 #: A full 8x8, c = 8 machine under uniform load for a fixed number of cycles:
 #: several seconds of simulation, so a kill lands in the middle.
 LONG = {"ranks": 512, "pattern": "uniform", "rate": 0.8, "max_cycles": 40_000}
+#: Four times as long (about 7 s here): several slices, or a checkpoint before a kill.
+LONGER = {**LONG, "max_cycles": 160_000}
 
 
 def _log_tail(tmp_path) -> str:
@@ -146,3 +151,74 @@ def test_whole_worker_killed_and_restarted_the_run_finishes_exactly_once(
     assert run.attempts == 2
     assert sum(line.split(" ", 1)[1].startswith("done in") for line in run.log) == 1
     assert SimulationRun.objects.filter(config_hash=run.config_hash).count() == 1
+
+
+def _uninterrupted(run: SimulationRun) -> dict:
+    """The run's result from one simulation in this process (timing aside)."""
+    cfg = SimConfig.from_dict(run.config)
+    return _timeless(simulate(cfg, stored_partitions(run.parameters)).as_dict())
+
+
+def _timeless(result: dict) -> dict:
+    return {k: v for k, v in result.items() if k not in ("wall_seconds", "cpu_seconds")}
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_long_run_continues_in_new_tasks_from_its_checkpoints(tmp_path, users, settings):
+    """Slices of 2 s through the real broker: each task saves the run's state and queues
+    the next, which resumes from it; the run ends with one simulation's result."""
+    settings.HX_CHECKPOINT_DIR = tmp_path / "checkpoints"
+    env = {"HX_SIM_SLICE_SECONDS": "2", "HX_SIM_CHECKPOINT_SECONDS": "600",
+           "HX_CHECKPOINT_DIR": str(settings.HX_CHECKPOINT_DIR)}
+    purge_broker()
+    with celery_worker(tmp_path / "worker.log", extra_env=env):
+        run = services.start_run(LONGER, user=users["operator"])
+        try:
+            wait_for(lambda: SimulationRun.objects.get(pk=run.pk).is_terminal, timeout=300)
+        except AssertionError:
+            pytest.fail("run did not finish; worker log:\n" + _log_tail(tmp_path))
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert run.continued >= 1 and run.attempts == 1, (run.continued, run.log)
+    assert sum("resuming from its checkpoint" in line for line in run.log) == run.continued
+    assert _timeless(run.result) == _uninterrupted(run)
+    assert run.result["cycles"] == LONGER["max_cycles"] and run.progress == 1.0
+    assert not any(settings.HX_CHECKPOINT_DIR.iterdir())
+
+
+@pytest.mark.worker
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_killed_pool_process_the_run_resumes_from_its_checkpoint(tmp_path, on_postgres,
+                                                                  users, settings):
+    """SIGKILL the pool process after the run saved its state: the redelivered task
+    resumes from the save, not from cycle 0, and the result is one simulation's."""
+    if not settings.CELERY_BROKER_URL.startswith("redis://"):
+        skip_or_fail("needs the Redis broker: run with CELERY_BROKER_URL=redis://...")
+    settings.HX_CHECKPOINT_DIR = tmp_path / "checkpoints"
+    env = {"HX_SIM_CHECKPOINT_SECONDS": "1", "HX_SIM_SLICE_SECONDS": "0",
+           "HX_CHECKPOINT_DIR": str(settings.HX_CHECKPOINT_DIR)}
+    purge_broker()
+    with celery_worker(tmp_path / "worker.log", concurrency=1, extra_env=env) as worker:
+        run = services.start_run(LONGER, user=users["operator"])
+        try:
+            wait_for(lambda: any("checkpoint at cycle" in line for line in
+                                 SimulationRun.objects.get(pk=run.pk).log), timeout=120)
+        except AssertionError:
+            pytest.fail("no checkpoint was saved; worker log:\n" + _log_tail(tmp_path))
+        os.kill(pool_children(worker.pid)[0], signal.SIGKILL)
+        saved_before_kill = checkpoints.read(checkpoints.path_for(run.pk)).state.cycle
+        try:
+            wait_for(lambda: SimulationRun.objects.get(pk=run.pk).is_terminal, timeout=300)
+        except AssertionError:
+            pytest.fail("run did not finish after the kill; worker log:\n" + _log_tail(tmp_path))
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert run.attempts >= 2 and run.continued == 0
+    resumed = [line for line in run.log if "resuming from its checkpoint at cycle" in line]
+    assert resumed, run.log
+    assert int(resumed[0].split("at cycle ")[1].split(" ")[0].replace(",", "")) \
+        >= saved_before_kill > 0
+    assert _timeless(run.result) == _uninterrupted(run)
+    assert not checkpoints.path_for(run.pk).exists()

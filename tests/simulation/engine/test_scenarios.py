@@ -116,3 +116,16 @@ def test_escalation_online_replicas_are_disjoint() -> None:
     res = simulate(cfg)
     eps = [e for a in res.apps for e in a.partition]
     assert len(eps) == len(set(eps)) == 60 and res.completed
+
+
+def test_progress_counts_the_job_not_the_background() -> None:
+    """The background's deliveries never end, so they are not progress: a loaded run
+    reports the share of its job's packets delivered (it reported 100 % from its first
+    chunk, since the background's deliveries counted too)."""
+    cfg = SimConfig(**SMALL, ranks=16, pattern="all2all", routing="omniwar",
+                    scenario="interference", message_packets=48, max_cycles=200_000)
+    seen: list[float] = []
+    result = simulate(cfg, [np.arange(0, 64, 4)], progress=seen.append)
+    assert result.completed and len(seen) >= 4
+    assert seen == sorted(seen) and seen[-1] == 1.0
+    assert 0 < seen[0] < 0.6 and seen[-3] < 1.0
