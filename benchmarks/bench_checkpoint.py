@@ -157,7 +157,7 @@ def main() -> None:
           f"saved at the first chunk's end from cycle {args.save_at:,}, both runs to cycle "
           f"{args.cycles:,}; the file in {folder}")
     try:
-        figures = _measure(args, cfg, parts, folder / "simulationrun-0.npz")
+        figures = _measure(args, cfg, parts, folder / "simulationrun-0.ckpt")
     finally:
         if not args.dir:
             folder.rmdir()

@@ -2,10 +2,11 @@
 and the clock that decides when (the engine has no files and no clock).
 
 A run's state (:class:`simulation.engine.RunState`) is written every
-``HX_SIM_CHECKPOINT_SECONDS`` to ``HX_CHECKPOINT_DIR/simulationrun-<id>.npz``: an
-uncompressed ``.npz`` (a 65,536-node run's arrays are hundreds of MB; compressing
-them would cost more than the run's minutes between saves), written beside its
-final name and renamed over it, so a reader sees the last whole save or none. After
+``HX_SIM_CHECKPOINT_SECONDS`` to ``HX_CHECKPOINT_DIR/simulationrun-<id>.ckpt``: the
+arrays' raw bytes behind a JSON header (a 65,536-node run's arrays are hundreds of
+MB: compressing them would cost more than the run's minutes between saves, and a
+resumed run maps them rather than holding them twice), written beside its final
+name and renamed over it, so a reader sees the last whole save or none. After
 ``HX_SIM_SLICE_SECONDS`` in one task the run saves and stops, and its next task
 resumes from the file (``hxportal.runs.RunContinues``). The file goes when the run
 ends, whatever the outcome; files of runs that ended without their worker (killed
@@ -14,12 +15,12 @@ on the last attempt) are pruned by the next run that starts.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
 import shutil
 import time
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,9 +34,8 @@ from simulation.models import SimulationRun
 
 logger = logging.getLogger(__name__)
 
-_NAME = re.compile(r"^simulationrun-(\d+)\.npz$")
-#: Entries of the file beside the run's arrays.
-_CYCLE, _FINGERPRINT, _WALL, _CPU = "__cycle__", "__fingerprint__", "__wall__", "__cpu__"
+_NAME = re.compile(r"^simulationrun-(\d+)\.ckpt$")
+_MAGIC = b"HXCKPT1\n"
 
 
 @dataclass(frozen=True)
@@ -48,18 +48,33 @@ class Saved:
 
 
 def path_for(run_id: int) -> Path:
-    return Path(settings.HX_CHECKPOINT_DIR) / f"simulationrun-{run_id}.npz"
+    return Path(settings.HX_CHECKPOINT_DIR) / f"simulationrun-{run_id}.ckpt"
 
 
 def write(path: Path, state: RunState, wall_seconds: float, cpu_seconds: float) -> None:
-    """Write ``state`` to ``path`` whole or not at all (``OSError`` leaves the last save)."""
+    """Write ``state`` to ``path`` whole or not at all (``OSError`` leaves the last save).
+
+    The file is a JSON header (each array's type, shape and offset, and the run's
+    cycle, fingerprint and seconds) followed by the arrays' bytes, each at a 64-byte
+    boundary, so :func:`read` maps them instead of loading them."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    arrays = {name: np.ascontiguousarray(a) for name, a in state.arrays.items()}
+    layout, offset = {}, 0
+    for name, a in arrays.items():
+        layout[name] = [a.dtype.str, list(a.shape), offset]
+        offset = _aligned(offset + a.nbytes)
+    header = json.dumps({"cycle": state.cycle, "fingerprint": state.fingerprint,
+                         "wall_seconds": wall_seconds, "cpu_seconds": cpu_seconds,
+                         "arrays": layout, "bytes": offset}).encode()
+    start = _aligned(len(_MAGIC) + 8 + len(header))
     partial = path.with_name(path.name + ".partial")
     try:
         with partial.open("wb") as out:
-            np.savez(out, **state.arrays, **{
-                _CYCLE: np.int64(state.cycle), _FINGERPRINT: np.str_(state.fingerprint),
-                _WALL: np.float64(wall_seconds), _CPU: np.float64(cpu_seconds)})
+            out.write(_MAGIC + len(header).to_bytes(8, "little") + header)
+            for name, a in arrays.items():
+                out.seek(start + layout[name][2])
+                out.write(memoryview(a.reshape(-1)).cast("B"))
+            out.truncate(start + offset)
             out.flush()
             os.fsync(out.fileno())
         os.replace(partial, path)
@@ -68,18 +83,38 @@ def write(path: Path, state: RunState, wall_seconds: float, cpu_seconds: float) 
 
 
 def read(path: Path) -> Saved | None:
-    """The checkpoint at ``path``, or None when there is none or it cannot be read."""
+    """The checkpoint at ``path``, or None when there is none or it cannot be read.
+
+    Its arrays are read-only maps of the file: restoring a run copies them into the
+    run's own arrays without a second copy of the state in memory."""
     if not path.exists():
         return None
     try:
-        with np.load(path, allow_pickle=False) as saved:
-            arrays = {name: saved[name] for name in saved.files
-                      if name not in (_CYCLE, _FINGERPRINT, _WALL, _CPU)}
-            state = RunState(int(saved[_CYCLE]), str(saved[_FINGERPRINT]), arrays)
-            return Saved(state, float(saved[_WALL]), float(saved[_CPU]))
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:  # damaged
+        with path.open("rb") as f:
+            if f.read(len(_MAGIC)) != _MAGIC:
+                raise ValueError("not a checkpoint")
+            length = int.from_bytes(f.read(8), "little")
+            header = json.loads(f.read(length))
+        start = _aligned(len(_MAGIC) + 8 + length)
+        if path.stat().st_size != start + header["bytes"]:
+            raise ValueError(f"{path.stat().st_size} bytes, not {start + header['bytes']}")
+        arrays = {name: _mapped(path, start + offset, np.dtype(dtype), tuple(shape))
+                  for name, (dtype, shape, offset) in header["arrays"].items()}
+        state = RunState(int(header["cycle"]), str(header["fingerprint"]), arrays)
+        return Saved(state, float(header["wall_seconds"]), float(header["cpu_seconds"]))
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # damaged: start over
         logger.warning("checkpoint %s cannot be read (%s): ignored", path, exc)
         return None
+
+
+def _aligned(offset: int) -> int:
+    return -(-offset // 64) * 64
+
+
+def _mapped(path: Path, offset: int, dtype: np.dtype, shape: tuple) -> np.ndarray:
+    if 0 in shape:
+        return np.zeros(shape, dtype)
+    return np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape)
 
 
 def remove(run_id: int) -> None:

@@ -160,26 +160,43 @@ def test_prune_keeps_only_the_checkpoints_of_unfinished_runs(checkpointing):
     (folder / "notes.txt").write_text("not ours")
     assert checkpoints.prune() == 2
     assert sorted(p.name for p in folder.iterdir()) == [
-        "notes.txt", f"simulationrun-{pending.pk}.npz"]
+        "notes.txt", f"simulationrun-{pending.pk}.ckpt"]
     assert checkpoints.prune() == 0
 
 
 def test_a_checkpoint_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     from simulation.engine import RunState
 
-    path = tmp_path / "simulationrun-1.npz"
-    state = RunState(7, "f" * 64, {"pool.st": np.arange(5), "state.credits": np.ones(3)})
-    checkpoints.write(path, state, 1.5, 1.25)
+    path = tmp_path / "simulationrun-1.ckpt"
+    arrays = {"pool.st": np.arange(5), "state.credits": np.ones((3, 2), np.int32),
+              "ranks.act": np.zeros(0, np.int64), "pool.rng": np.array([7], np.uint64)}
+    checkpoints.write(path, RunState(7, "f" * 64, arrays), 1.5, 1.25)
     saved = checkpoints.read(path)
     assert saved.state.cycle == 7 and saved.state.fingerprint == "f" * 64
     assert saved.wall_seconds == 1.5 and saved.cpu_seconds == 1.25
-    assert np.array_equal(saved.state.arrays["pool.st"], np.arange(5))
+    assert sorted(saved.state.arrays) == sorted(arrays)
+    for name, a in arrays.items():
+        back = saved.state.arrays[name]
+        assert back.dtype == a.dtype and back.shape == a.shape and np.array_equal(back, a)
+    assert not saved.state.arrays["pool.st"].flags.writeable  # a map of the file
 
     def full_disk(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(checkpoints.np, "savez", full_disk)
+    monkeypatch.setattr(checkpoints.os, "fsync", full_disk)
     with pytest.raises(OSError):
-        checkpoints.write(path, RunState(9, "f" * 64, {}), 2.0, 2.0)
+        checkpoints.write(path, RunState(9, "f" * 64, arrays), 2.0, 2.0)
     assert checkpoints.read(path).state.cycle == 7  # the last whole save stays
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["simulationrun-1.npz"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["simulationrun-1.ckpt"]
+
+
+def test_a_file_that_is_not_a_whole_checkpoint_reads_as_none(tmp_path):
+    from simulation.engine import RunState
+
+    path = tmp_path / "simulationrun-1.ckpt"
+    checkpoints.write(path, RunState(7, "f" * 64, {"pool.st": np.arange(100)}), 0.0, 0.0)
+    whole = path.read_bytes()
+    for damaged in (whole[:-8], whole + b"x", b"PK\x03\x04" + whole[4:], b"", whole[:12]):
+        path.write_bytes(damaged)
+        assert checkpoints.read(path) is None
+    assert checkpoints.read(tmp_path / "missing.ckpt") is None
