@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -313,14 +314,36 @@ def delete_run(run: SimulationRun) -> None:
     run.delete()
 
 
-def simulate_inline(config: Any) -> dict[str, Any]:
+def simulate_inline(config: Any, checkpoint: Path | None = None, every: float | None = None,
+                    log: Callable[[str], None] = print) -> dict[str, Any]:
     """Run one simulation in this process (no database): the CLI.
 
-    Raises ``ValueError`` with the engine's message for a bad configuration.
+    With ``checkpoint`` the run saves its state there every ``every`` seconds
+    (``HX_SIM_CHECKPOINT_SECONDS``), resumes from it when the file is there (an
+    earlier run of the same command that was stopped), and removes it at the end.
+    Raises ``ValueError`` with the engine's message for a bad configuration, or
+    when the file is another run's checkpoint.
     """
     cfg = parse_config(config)
     started = time.perf_counter()
-    res = simulate(cfg)
+    if checkpoint is None:
+        res = simulate(cfg)
+        result = res.as_dict()
+        result["wall_seconds"] = time.perf_counter() - started
+        return result
+    saved = checkpoints.read(checkpoint)
+    if saved is None and checkpoint.exists():
+        raise ValueError(f"{checkpoint} is not a checkpoint that can be read: remove it, or "
+                         "give another path")
+    if saved is not None:
+        log(f"resuming from {checkpoint} at cycle {saved.state.cycle:,}")
+    clock = checkpoints.Clock(checkpoint, every or settings.HX_SIM_CHECKPOINT_SECONDS, 0, log,
+                              (saved.wall_seconds, saved.cpu_seconds) if saved else (0.0, 0.0))
+    try:
+        res = simulate(cfg, checkpoint=clock, resume=saved.state if saved else None)
+    except CheckpointMismatch as mismatch:
+        raise ValueError(f"{checkpoint}: {mismatch}; remove it, or give another path") from None
+    checkpoint.unlink(missing_ok=True)
     result = res.as_dict()
-    result["wall_seconds"] = time.perf_counter() - started
+    result["wall_seconds"], result["cpu_seconds"] = clock.elapsed()
     return result

@@ -85,3 +85,60 @@ def test_manage_freezes_the_heap_after_the_command(monkeypatch, capsys):
     finally:
         gc.unfreeze()
     assert capsys.readouterr().out.strip()
+
+
+def test_a_checkpointed_run_resumes_from_its_file_and_removes_it(tmp_path):
+    """A save as a stopped ``--checkpoint`` run leaves it; the same command resumes from
+    it and prints the result of the run that never stopped."""
+    from simulation import services
+    from simulation.engine import Suspended, simulate
+    from simulation.services import checkpoints
+
+    config = {**TINY, "scenario": "interference", "message_packets": 48, "routing": "omniwar"}
+    whole = json.loads(run_command(tmp_path, config, "--json"))
+    save = tmp_path / "run.ckpt"
+
+    def stop_after_the_first_chunk(cycle, capture):
+        checkpoints.write(save, capture(), 1.0, 1.0)
+        return True
+
+    with pytest.raises(Suspended):
+        simulate(services.parse_config(config), checkpoint=stop_after_the_first_chunk)
+    saved_at = checkpoints.read(save).state.cycle
+    err = io.StringIO()
+    path = tmp_path / "run.json"
+    out = io.StringIO()
+    call_command("hx_simulate", "--config", str(path), "--json", "--checkpoint", str(save),
+                 stdout=out, stderr=err)
+    resumed = json.loads(out.getvalue())
+    assert f"resuming from {save} at cycle {saved_at:,}" in err.getvalue()
+    timing = ("wall_seconds", "cpu_seconds")
+    assert {k: v for k, v in resumed.items() if k not in timing} == \
+        {k: v for k, v in whole.items() if k not in timing}
+    assert resumed["wall_seconds"] > 1.0 and not save.exists()
+
+
+def test_a_checkpoint_of_another_run_or_no_checkpoint_is_refused(tmp_path):
+    save = tmp_path / "run.ckpt"
+    save.write_text("not a checkpoint")
+    with pytest.raises(CommandError, match="not a checkpoint that can be read"):
+        run_command(tmp_path, TINY, "--checkpoint", str(save))
+    assert save.exists()  # never overwritten
+    with pytest.raises(CommandError, match="must be above 0"):
+        run_command(tmp_path, TINY, "--checkpoint", str(save), "--checkpoint-seconds", "0")
+    from simulation import services
+    from simulation.engine import Suspended, simulate
+    from simulation.services import checkpoints
+
+    other = tmp_path / "other.ckpt"
+
+    def stop(cycle, capture):
+        checkpoints.write(other, capture(), 0.0, 0.0)
+        return True
+
+    with pytest.raises(Suspended):
+        simulate(services.parse_config({**TINY, "seed": 3, "message_packets": 48}),
+                 checkpoint=stop)
+    with pytest.raises(CommandError, match=r"other\.ckpt: the checkpoint is of another run"):
+        run_command(tmp_path, {**TINY, "message_packets": 48}, "--checkpoint", str(other))
+    assert other.exists()

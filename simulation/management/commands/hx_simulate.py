@@ -22,6 +22,12 @@ class Command(BaseCommand):
                             help="JSON file with configuration keys, or - for stdin.")
         parser.add_argument("--json", action="store_true",
                             help="Print the full result as JSON.")
+        parser.add_argument("--checkpoint", type=Path, default=None, metavar="FILE",
+                            help="Save the run's state to FILE every --checkpoint-seconds, "
+                                 "and resume from FILE when it is there (the same command, "
+                                 "stopped before its end); FILE is removed at the end.")
+        parser.add_argument("--checkpoint-seconds", type=float, default=None, metavar="S",
+                            help="Seconds between saves (default HX_SIM_CHECKPOINT_SECONDS).")
 
     def handle(self, *args, **options):
         source = options["config"]
@@ -33,9 +39,13 @@ class Command(BaseCommand):
             config = json.loads(text)
         except ValueError as exc:
             raise CommandError(f"config: not JSON: {exc}") from exc
+        every = options["checkpoint_seconds"]
+        if every is not None and every <= 0:
+            raise CommandError("--checkpoint-seconds: must be above 0")
         try:
-            result = services.simulate_inline(config)
-        except ValueError as exc:  # the engine's validation (and AllocationError)
+            result = services.simulate_inline(config, options["checkpoint"], every,
+                                              log=self.stderr.write)
+        except ValueError as exc:  # the engine's validation, AllocationError, a bad checkpoint
             raise CommandError(str(exc)) from exc
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2))
