@@ -65,8 +65,9 @@ def simulate(
         :class:`~simulation.engine.checkpoint.Suspended`.
     resume : RunState, optional
         A state this run saved before: the run continues from its cycle, and ends
-        exactly as it would have without the stop. ``ValueError`` when it is another
-        run's.
+        exactly as it would have without the stop.
+        :class:`~simulation.engine.checkpoint.CheckpointMismatch` (a ``ValueError``)
+        when it is another run's.
 
     Returns
     -------
