@@ -278,9 +278,9 @@ def counting_sources(loop: str, rng: str, simulator: str) -> tuple[str, str, str
     rng = _replace_once(rng, "return np.array([val], dtype=np.uint64)",
                         "return np.array([val, 0], dtype=np.uint64)", "rng.py")
     simulator = _replace_once(
-        simulator, "    total_work = int(tr.app_total[tr.app_total > 0].sum())\n",
+        simulator, "    total_work = int(tr.app_total[finite].sum())\n",
         "    LAST_POOL.clear()\n    LAST_POOL.update(pool)\n"
-        "    total_work = int(tr.app_total[tr.app_total > 0].sum())\n", "simulator.py")
+        "    total_work = int(tr.app_total[finite].sum())\n", "simulator.py")
     simulator += "\n\nLAST_POOL: dict = {}\n"
     return loop, rng, simulator
 
