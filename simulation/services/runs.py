@@ -188,7 +188,7 @@ def simulate_work(run: SimulationRun, reporter: RunReporter) -> dict[str, Any]:
     return result
 
 
-def _slice_clock(run: SimulationRun, path, saved: checkpoints.Saved | None,
+def _slice_clock(run: SimulationRun, path: Path, saved: checkpoints.Saved | None,
                  reporter: RunReporter) -> checkpoints.Clock:
     """When this task saves and stops. A continuation whose checkpoint is not on this
     host (``HX_CHECKPOINT_DIR`` not shared) starts over and runs to its end in this

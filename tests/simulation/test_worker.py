@@ -207,8 +207,9 @@ def test_a_killed_pool_process_the_run_resumes_from_its_checkpoint(tmp_path, on_
                                  SimulationRun.objects.get(pk=run.pk).log), timeout=120)
         except AssertionError:
             pytest.fail("no checkpoint was saved; worker log:\n" + _log_tail(tmp_path))
-        os.kill(pool_children(worker.pid)[0], signal.SIGKILL)
+        # read first: a later save before the kill only raises the cycle resumed from
         saved_before_kill = checkpoints.read(checkpoints.path_for(run.pk)).state.cycle
+        os.kill(pool_children(worker.pid)[0], signal.SIGKILL)
         try:
             wait_for(lambda: SimulationRun.objects.get(pk=run.pk).is_terminal, timeout=300)
         except AssertionError:
