@@ -118,21 +118,29 @@ def _mapped(path: Path, offset: int, dtype: np.dtype, shape: tuple) -> np.ndarra
 
 
 def remove(run_id: int) -> None:
-    path_for(run_id).unlink(missing_ok=True)
+    """Remove the run's checkpoint; a folder that refuses is logged, not the run's failure."""
+    try:
+        path_for(run_id).unlink(missing_ok=True)
+    except OSError as exc:
+        logger.warning("checkpoint of run %s not removed: %s", run_id, exc)
 
 
 def prune(keep: int | None = None) -> int:
     """Remove the checkpoints of runs that ended or no longer exist (but ``keep``'s);
     how many went."""
     folder = Path(settings.HX_CHECKPOINT_DIR)
-    if not folder.is_dir():
+    try:
+        ids = {int(m.group(1)): p for p in folder.iterdir() if (m := _NAME.match(p.name))}
+    except OSError:  # no folder yet (or not one): nothing to prune
         return 0
-    ids = {int(m.group(1)): p for p in folder.iterdir() if (m := _NAME.match(p.name))}
     live = set(SimulationRun.objects.filter(pk__in=ids).exclude(
         status__in=TERMINAL_RUN_STATUSES).values_list("pk", flat=True))
     gone = [p for pk, p in ids.items() if pk not in live and pk != keep]
     for p in gone:
-        p.unlink(missing_ok=True)
+        try:
+            p.unlink(missing_ok=True)
+        except OSError as exc:
+            logger.warning("checkpoint %s not pruned: %s", p, exc)
     return len(gone)
 
 
@@ -166,22 +174,20 @@ class Clock:
         return stop
 
     def _save(self, cycle: int, state: RunState) -> bool:
-        free = shutil.disk_usage(_existing_parent(self.path)).free
-        if free < 2 * state.nbytes:
-            self.log(f"no checkpoint at cycle {cycle}: {state.nbytes / 2**20:.0f} MiB to "
-                     f"write, {free / 2**20:.0f} MiB free in {self.path.parent}")
-            return False
+        """Write ``state``; False (logged) when the folder cannot take it: the run goes on."""
         began = time.monotonic()
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            free = shutil.disk_usage(self.path.parent).free
+            if free < 2 * state.nbytes:
+                self.log(f"no checkpoint at cycle {cycle:,}: {state.nbytes / 2**20:.0f} MiB to "
+                         f"write, {free / 2**20:.0f} MiB free in {self.path.parent}")
+                return False
             write(self.path, state, *self.elapsed())
         except OSError as exc:
-            self.log(f"no checkpoint at cycle {cycle}: {exc}")
+            self.log(f"no checkpoint at cycle {cycle:,}: {exc}")
             return False
         self.log(f"checkpoint at cycle {cycle:,} ({state.nbytes / 2**20:.0f} MiB in "
                  f"{time.monotonic() - began:.1f} s)")
         return True
 
-
-def _existing_parent(path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path.parent

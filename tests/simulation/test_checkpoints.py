@@ -200,3 +200,17 @@ def test_a_file_that_is_not_a_whole_checkpoint_reads_as_none(tmp_path):
         path.write_bytes(damaged)
         assert checkpoints.read(path) is None
     assert checkpoints.read(tmp_path / "missing.ckpt") is None
+
+
+def test_a_folder_that_cannot_take_checkpoints_leaves_the_run_whole(checkpointing, tmp_path):
+    """HX_CHECKPOINT_DIR is a file here: no save can be made, so the run never stops
+    to continue and ends in its one task, saying why it saved nothing."""
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("x")
+    checkpointing.HX_CHECKPOINT_DIR = blocked
+    run = services.start_run(SLICED)
+    assert services.execute_run(run.pk) == RunStatus.SUCCEEDED
+    run.refresh_from_db()
+    assert run.continued == 0 and any("no checkpoint at cycle" in line for line in run.log)
+    assert _without_timing(run.result) == _uninterrupted(run)
+    assert checkpoints.prune() == 0
