@@ -223,5 +223,25 @@ def point_task(shape: MachineShape, point, held: np.ndarray) -> Task | None:
                  point.seed), config, [p.tolist() for p in parts])
 
 
+def point_run(shape: MachineShape, pattern: str, node_count: int, load: float, policy: str,
+              seed: int = 0):
+    """(engine ``SimConfig``, partitions) of one calibration point on the grid's synthetic
+    occupancy: the run the portal makes for it."""
+    from recommendations.calibration.grid import (
+        CalibrationPoint,
+        point_partitions,
+        synthetic_occupancy,
+    )
+    from recommendations.services.predictions import prediction_settings
+    from simulation.services.configs import parse_config
+
+    held = synthetic_occupancy(shape, load)
+    cfg = parse_config(prediction_settings(list(shape.sides), shape.concentration, pattern,
+                                           node_count, policy, background=held.size >= 2,
+                                           seed=seed))
+    point = CalibrationPoint(pattern, node_count, load, policy, seed)
+    return cfg, [np.asarray(p) for p in point_partitions(shape, point, cfg.ranks, held)]
+
+
 def shape_label(shape: MachineShape) -> str:
     return f"{'x'.join(map(str, shape.sides))} c={shape.concentration}"

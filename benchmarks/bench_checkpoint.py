@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _calibration_runs import setup_django
+from _calibration_runs import point_run, setup_django
 
 
 def _arguments() -> argparse.Namespace:
@@ -49,27 +49,12 @@ def _arguments() -> argparse.Namespace:
 
 
 def _point(args: argparse.Namespace):
-    """The calibration point's engine config (cut at ``--cycles``) and partitions."""
-    import numpy as np
-
+    """The calibration point's shape, engine config (cut at ``--cycles``) and partitions."""
     from allocation.hyperx import MachineShape
-    from recommendations.calibration.grid import (
-        CalibrationPoint,
-        point_partitions,
-        synthetic_occupancy,
-    )
-    from recommendations.services.predictions import prediction_settings
-    from simulation.services.configs import parse_config
 
     shape = MachineShape(tuple(int(s) for s in args.sides.split("x")), args.concentration)
-    held = synthetic_occupancy(shape, args.load)
-    cfg = parse_config(prediction_settings(list(shape.sides), shape.concentration,
-                                           args.pattern, args.size, args.policy,
-                                           background=held.size >= 2, seed=0))
-    cfg = dataclasses.replace(cfg, max_cycles=args.cycles)
-    point = CalibrationPoint(args.pattern, args.size, args.load, args.policy, 0)
-    parts = [np.asarray(p) for p in point_partitions(shape, point, cfg.ranks, held)]
-    return shape, cfg, parts
+    cfg, parts = point_run(shape, args.pattern, args.size, args.load, args.policy)
+    return shape, dataclasses.replace(cfg, max_cycles=args.cycles), parts
 
 
 def _measure(args: argparse.Namespace, cfg, parts, path: Path) -> dict:

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _calibration_runs import setup_django
+from _calibration_runs import point_run, setup_django
 
 MILESTONES = (0.5, 0.9, 0.99, 0.999)
 #: Run in the other checkout: the config's fields it knows, at each seed, one line each.
@@ -66,25 +66,12 @@ def _arguments() -> argparse.Namespace:
 
 
 def _point(args: argparse.Namespace):
-    import numpy as np
-
+    """The calibration point's shape, engine config, partitions and injection bound."""
     from allocation.hyperx import MachineShape
-    from recommendations.calibration.grid import (
-        CalibrationPoint,
-        point_partitions,
-        synthetic_occupancy,
-    )
-    from recommendations.services.predictions import prediction_settings
     from simulation.services import study_packets_per_rank
-    from simulation.services.configs import parse_config
 
     shape = MachineShape(tuple(int(s) for s in args.sides.split("x")), args.concentration)
-    held = synthetic_occupancy(shape, args.load)
-    cfg = parse_config(prediction_settings(list(shape.sides), shape.concentration, "all2all",
-                                           args.size, args.policy,
-                                           background=held.size >= 2, seed=0))
-    point = CalibrationPoint("all2all", args.size, args.load, args.policy, 0)
-    parts = [np.asarray(p) for p in point_partitions(shape, point, cfg.ranks, held)]
+    cfg, parts = point_run(shape, "all2all", args.size, args.load, args.policy)
     bound = study_packets_per_rank("all2all", cfg.ranks) * cfg.packet_phits
     return shape, cfg, parts, bound
 
