@@ -45,6 +45,7 @@ class PortalCollector(Collector):
         yield from node_health(readings)
         yield from estimates(readings)
         yield from recommendations(readings)
+        yield from simulations(readings)
         yield from queues(readings)
         yield from slurm(readings)
 
@@ -154,6 +155,22 @@ def recommendations(readings: Readings) -> Iterator[Metric]:
         latency.add_metric([r.machine, r.method], [*buckets, ("+Inf", r.count)],
                            sum_value=r.total_seconds)
     yield from (counts, latency)
+
+
+def simulations(readings: Readings) -> Iterator[Metric]:
+    """Simulation runs by status, and those that continue from checkpoints (a large
+    machine's calibration points that outlive a task)."""
+    if not readings.simulation_statuses:
+        return
+    runs = GaugeMetricFamily("hx_simulation_runs", "Simulation runs by status.",
+                             labels=["status"])
+    for status in readings.simulation_statuses:
+        runs.add_metric([status], readings.simulation_runs.get(status, 0))
+    continuing = GaugeMetricFamily(
+        "hx_simulation_runs_continuing",
+        "Unfinished simulation runs that continued in a new task from a checkpoint.")
+    continuing.add_metric([], readings.simulation_runs_continuing)
+    yield from (runs, continuing)
 
 
 def queues(readings: Readings) -> Iterator[Metric]:

@@ -100,3 +100,7 @@ class Readings:
     queues: QueueReading
     node_states: tuple[str, ...] = ()
     recommendation_statuses: tuple[str, ...] = ()
+    simulation_runs: dict[str, int] = field(default_factory=dict)  # status -> count
+    simulation_statuses: tuple[str, ...] = ()
+    #: Unfinished runs that have continued from a checkpoint at least once.
+    simulation_runs_continuing: int = 0

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from allocation.models import Allocation, Machine, Node, NodeState, SlurmLink
 from health.models import Estimate
+from hxportal.models import TERMINAL_RUN_STATUSES, RunStatus
 from metrics.constants import LATENCY_BUCKETS
 from metrics.models import HealthSnapshot
 from metrics.readings import (
@@ -34,6 +35,7 @@ from metrics.readings import (
 )
 from recommendations.choices import RecommendationStatus
 from recommendations.models import Recommendation
+from simulation.models import SimulationRun
 
 
 def read_all(queues: QueueReading, now: datetime | None = None) -> Readings:
@@ -44,7 +46,16 @@ def read_all(queues: QueueReading, now: datetime | None = None) -> Readings:
         estimates=estimate_readings(now), recommendations=recommendation_counts(),
         latency=latency_readings(), slurm=slurm_readings(now), queues=queues,
         node_states=tuple(NodeState.values),
-        recommendation_statuses=tuple(RecommendationStatus.values))
+        recommendation_statuses=tuple(RecommendationStatus.values),
+        simulation_runs=simulation_run_counts(), simulation_statuses=tuple(RunStatus.values),
+        simulation_runs_continuing=SimulationRun.objects.filter(continued__gt=0).exclude(
+            status__in=TERMINAL_RUN_STATUSES).count())
+
+
+def simulation_run_counts() -> dict[str, int]:
+    """status -> simulation runs (a calibration's are most of them)."""
+    return dict(SimulationRun.objects.order_by().values("status").annotate(n=Count("id"))
+                .values_list("status", "n"))
 
 
 def _free_nodes():

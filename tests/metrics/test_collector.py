@@ -45,7 +45,10 @@ def readings(**changes) -> Readings:
                             last_duration_seconds=None)],
         queues=QueueReading(True, {"celery": 5, "hx-interactive": 0, "hx-maintenance": 1}),
         node_states=("up", "drained", "down"),
-        recommendation_statuses=("computing", "ready", "accepted", "failed"))
+        recommendation_statuses=("computing", "ready", "accepted", "failed"),
+        simulation_runs={"running": 3, "pending": 1400, "succeeded": 37},
+        simulation_statuses=("pending", "running", "succeeded", "failed", "cancelled"),
+        simulation_runs_continuing=2)
     return Readings(**(base | changes))
 
 
@@ -149,3 +152,11 @@ def test_openmetrics_output_ends_with_eof_and_types_counters():
     assert text.endswith("# EOF\n")
     assert "# TYPE hx_slurm_sync_failures counter" in text
     assert 'hx_slurm_sync_failures_total{machine="hx"} 2.0' in text
+
+
+def test_simulation_runs_by_status_and_those_continuing_from_checkpoints():
+    got = samples(readings())
+    assert got[("hx_simulation_runs", (("status", "pending"),))] == 1400
+    assert got[("hx_simulation_runs", (("status", "running"),))] == 3
+    assert got[("hx_simulation_runs", (("status", "cancelled"),))] == 0
+    assert got[("hx_simulation_runs_continuing", ())] == 2

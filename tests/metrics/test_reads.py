@@ -91,3 +91,23 @@ def test_snapshot_age_grows_until_the_next_refresh(portal):
     later = HealthSnapshot.objects.get().computed_at + timedelta(minutes=5)
     (h,) = services.read_all(QueueReading(True, {}), now=later).health
     assert h.age_seconds == 300 and h.candidates == 0 and h.benchmark == ""
+
+
+@pytest.mark.django_db
+def test_simulation_runs_by_status_and_those_continuing(portal):
+    from hxportal.models import RunStatus
+    from simulation.models import SimulationRun
+    from simulation.services.configs import validate_config
+    from simulation.services.runs import new_run
+    from tests.simulation.conftest import TINY
+
+    for seed, status, continued in ((1, RunStatus.PENDING, 2), (2, RunStatus.RUNNING, 0),
+                                    (3, RunStatus.SUCCEEDED, 4), (4, RunStatus.PENDING, 0)):
+        run = new_run(validate_config({**TINY, "seed": seed}))
+        run.status, run.continued = status, continued
+        run.save()
+    readings = read(portal)
+    assert readings.simulation_runs == {"pending": 2, "running": 1, "succeeded": 1}
+    assert readings.simulation_runs_continuing == 1  # the finished one no longer counts
+    assert "cancelled" in readings.simulation_statuses
+    assert SimulationRun.objects.count() == 4
