@@ -15,7 +15,9 @@ RUN pip install --no-cache-dir .
 COPY . .
 RUN SECRET_KEY=build DATABASE_URL=sqlite:////tmp/build.sqlite3 ALLOWED_HOSTS=build \
     python manage.py collectstatic --noinput -v0
-RUN useradd --system --uid 1000 hx && mkdir -p /app/data && chown hx /app/data
+# data/checkpoints exists in the image, owned by hx, so the named volume mounted there
+# (docker-compose.yml) starts writable by the worker.
+RUN useradd --system --uid 1000 hx && mkdir -p /app/data/checkpoints && chown -R hx /app/data
 USER hx
 EXPOSE 8000
 CMD ["gunicorn", "hxportal.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3"]

@@ -49,6 +49,19 @@ def test_only_nginx_is_published_and_it_buffers_with_time_limits():
         assert directive in conf, directive
 
 
+def test_the_worker_keeps_checkpoints_in_a_volume_it_can_write():
+    """A recreated worker container finds the long runs' checkpoints again; the image
+    makes the folder the hx user's, which a new named volume takes on."""
+    spec = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    assert "checkpoints:/app/data/checkpoints" in spec["services"]["worker"]["volumes"]
+    assert "checkpoints" in spec["volumes"]
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "mkdir -p /app/data/checkpoints && chown -R hx /app/data" in dockerfile
+    assert dockerfile.index("chown -R hx /app/data") < dockerfile.index("USER hx")
+    assert Path(settings.HX_CHECKPOINT_DIR) == Path(settings.DATA_DIR) / "checkpoints" or \
+        os.environ.get("HX_CHECKPOINT_DIR")
+
+
 def _compose_command() -> list[str] | None:
     if shutil.which("docker") and subprocess.run(
             ["docker", "compose", "version"], capture_output=True, check=False).returncode == 0:
