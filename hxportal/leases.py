@@ -13,12 +13,20 @@ The heartbeat runs in a thread of the pool process. The engine's compiled loop
 holds the GIL, but it returns to Python between chunks that last well under a
 second (each chunk reports progress), so the thread beats on time; a lease of
 minutes leaves wide room for anything slower.
+
+The thread blocks every signal, so the kernel hands a signal sent to the pool
+process to its main thread only. Billiard masks SIGTERM in the main thread while
+an exiting pool process writes its last message to the shared result queue; a
+second SIGTERM (a cold shutdown sends two) taken by this thread instead killed
+the process holding that queue's lock, and the worker then hung at exit until
+``scripts/run.sh`` killed it.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import signal
 import socket
 import threading
 import uuid
@@ -85,6 +93,7 @@ class Heartbeat:
         self._stop.set()
 
     def _run(self) -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
         interval = heartbeat_interval()
         try:
             while not self._stop.wait(interval):

@@ -23,6 +23,7 @@ STOP_SECONDS=${HX_STOP_SECONDS:-15}
 mkdir -p "$LOGS"
 
 pids=()
+declare -A names=()
 stop() {
   trap - EXIT INT TERM
   kill -TERM "${web:-}" "${beat:-}" 2>/dev/null || true
@@ -34,7 +35,7 @@ stop() {
   done
   for pid in "${pids[@]}"; do
     if kill -0 "$pid" 2>/dev/null; then
-      echo "still running after ${STOP_SECONDS} s, killing: $pid" >&2
+      echo "still running after ${STOP_SECONDS} s, killing ${names[$pid]:-process} (pid $pid; its log is in ${LOGS}/)" >&2
       pkill -KILL -P "$pid" 2>/dev/null || true
       kill -KILL "$pid" 2>/dev/null || true
     fi
@@ -51,18 +52,22 @@ trap on_signal INT TERM
   -Q celery,hx-interactive,hx-maintenance >"$LOGS/worker.log" 2>&1 &
 worker=$!
 pids+=("$worker")
+names[$worker]="the main worker"
 .venv/bin/celery -A hxportal worker --loglevel=INFO --concurrency=1 -n short@%h \
   -Q hx-interactive,hx-maintenance >"$LOGS/worker-short.log" 2>&1 &
 short=$!
 pids+=("$short")
+names[$short]="the short worker"
 .venv/bin/celery -A hxportal beat --loglevel=INFO --schedule "$LOGS/celerybeat-schedule" \
   >"$LOGS/beat.log" 2>&1 &
 beat=$!
 pids+=("$beat")
+names[$beat]="beat"
 echo "hxportal on http://127.0.0.1:${PORT}/  (sign in as admin / admin; logs in ${LOGS}/)"
 bash scripts/web.sh &
 web=$!
 pids+=("$web")
+names[$web]="the web server"
 # Until one of them stops (or a signal arrives); then stop the others.
 status=0
 wait -n "${pids[@]}" || status=$?

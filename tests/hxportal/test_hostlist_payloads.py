@@ -4,8 +4,9 @@ ClusterShell resolves ``@group`` names by running the shell command of its
 ``groups.conf``; with GNU sed's ``e`` flag a viewer ran ``touch`` on the server
 through ``?hostlist=@adm./touch/e%23``, and ``@.*/env/ep#`` printed the server's
 environment in a 400. Every payload here must get a 400 that names the field,
-within a second, while an audit hook (CPython's ``sys.addaudithook``, which sees
-every process start and every file opened for writing) records nothing.
+within a few seconds (an expansion left unbounded takes minutes), while an
+audit hook (CPython's ``sys.addaudithook``, which sees every process start and
+every file opened for writing) records nothing.
 """
 
 from __future__ import annotations
@@ -162,7 +163,8 @@ PAGE_CALLS = [_page_node_list, _page_node_state, _page_machine_create]
 def _check(response, seconds: float, events: list, before: set[str]) -> None:
     body = response.content.decode(errors="replace")
     assert response.status_code == 400, body[:500]
-    assert seconds < 1.0, f"answered in {seconds:.2f} s"
+    # Bounded work, not speed: a 1 s bound failed once at 1.07 s on a loaded CI host.
+    assert seconds < 5.0, f"answered in {seconds:.2f} s"
     assert events == [], events
     assert _config_dir_listing() == before
     for leak in ("SECRET_KEY", "DATABASE_URL", "sed:", "groups.conf", "Traceback"):
