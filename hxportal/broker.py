@@ -10,6 +10,13 @@ renaming it into the processed folder beside the queue: both renames are atomic
 on one filesystem, so a consumer sees a whole message or none, and two consumers
 never both take one (kombu's move to the system temporary folder copies across
 filesystems, which lets two take the same message).
+
+Consumers take messages in the order of their names. A name starts with the
+message's priority (0 first, as on Redis) and the wall-clock time in zero-padded
+nanoseconds: kombu's names start with unpadded milliseconds of the monotonic
+clock, which sort wrongly when the count gains a digit and start again at a
+reboot, while the folder keeps its messages across one. Names of kombu's form
+(digits first) sort before these, so messages queued before an upgrade go first.
 """
 
 from __future__ import annotations
@@ -34,12 +41,17 @@ ABANDONED_AFTER_SECONDS = 600
 PARTIAL_SUFFIX = ".partial"
 
 
+def message_name(queue: str, priority: int) -> str:
+    """A message file's name: priority, then time, so sorting the names is the order."""
+    return f"p{priority}-{time.time_ns():020d}-{uuid.uuid4()}.{queue}.msg"
+
+
 class WholeMessageChannel(filesystem.Channel):
     """A filesystem channel whose message files appear complete or not at all."""
 
     def _put(self, queue: str, payload: dict, **kwargs) -> None:
         body = str_to_bytes(dumps(payload))
-        name = f"{round(time.monotonic() * 1000)}_{uuid.uuid4()}.{queue}.msg"
+        name = message_name(queue, self._get_message_priority(payload))
         # A leading dot: kombu takes a file as a message of ``queue`` only when the
         # text after its first dot is ``<queue>.msg``, so no consumer, size or purge
         # ever counts the half-written file.

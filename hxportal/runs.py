@@ -30,6 +30,18 @@ MAX_LOG_LINES = 500
 #: The ``Request`` option of every tracked run's task: its worker hands the run
 #: back when the pool process running it dies (``hxportal.worker.RunRequest``).
 RUN_TASK_REQUEST = "hxportal.worker:RunRequest"
+#: Message priorities (Redis and the zero-setup broker take 0 first). A run that
+#: has begun (continued from a checkpoint, or queued again after its worker was
+#: lost) goes before runs that have not, so a long run's slices keep its place in
+#: line instead of waiting behind everything queued since it started. Tasks that
+#: are not runs (beat's housekeeping, all short) carry no priority: 0.
+BEGUN_RUN_PRIORITY = 0
+NEW_RUN_PRIORITY = 6
+
+
+def run_priority(run: TrackedRun) -> int:
+    """The priority of the run's next message: begun runs first."""
+    return BEGUN_RUN_PRIORITY if run.started_at else NEW_RUN_PRIORITY
 
 
 def enqueue(run: TrackedRun) -> None:
@@ -41,19 +53,20 @@ def enqueue(run: TrackedRun) -> None:
     succeeds: the row stays pending with no ``sent_at`` and :func:`resend_unsent`
     sends it when the broker is back.
     """
-    model, pk, task_id = type(run), run.pk, run.task_id
+    model, pk, task_id, priority = type(run), run.pk, run.task_id, run_priority(run)
     transaction.on_commit(
-        lambda: _send(model, pk, task_id, lambda: _publish(model.task_name, pk, task_id)),
+        lambda: _send(model, pk, task_id,
+                      lambda: _publish(model.task_name, pk, task_id, priority)),
         robust=True)
 
 
-def _publish(task_name: str, pk: int, task_id: str) -> Any:
+def _publish(task_name: str, pk: int, task_id: str, priority: int) -> Any:
     """Publish through the registered task when this process knows it (so eager mode
     runs it in place), else by name alone (a web process without the task modules)."""
     task = current_app.tasks.get(task_name)
     if task is not None:
-        return task.apply_async(args=[pk], task_id=task_id)
-    return current_app.send_task(task_name, args=[pk], task_id=task_id)
+        return task.apply_async(args=[pk], task_id=task_id, priority=priority)
+    return current_app.send_task(task_name, args=[pk], task_id=task_id, priority=priority)
 
 
 def _send(model: type[TrackedRun], pk: int, task_id: str, publish: Callable[[], Any]) -> bool:
@@ -78,10 +91,11 @@ def resend_unsent(older_than_seconds: float = 30.0) -> int:
     for model in tracked_run_models():
         unsent = model.objects.filter(status=RunStatus.PENDING, sent_at__isnull=True,
                                       created_at__lt=cutoff).order_by("pk")
-        for run in unsent.only("pk").iterator(chunk_size=500):
-            task_id = run.task_id
-            sent += _send(model, run.pk, task_id, lambda pk=run.pk, task_id=task_id, m=model:
-                          _publish(m.task_name, pk, task_id))
+        for run in unsent.only("pk", "started_at").iterator(chunk_size=500):
+            task_id, priority = run.task_id, run_priority(run)
+            sent += _send(model, run.pk, task_id,
+                          lambda pk=run.pk, task_id=task_id, m=model, priority=priority:
+                          _publish(m.task_name, pk, task_id, priority))
     return sent
 
 

@@ -115,3 +115,23 @@ def test_a_half_written_message_is_not_counted_or_delivered_and_goes_once_abando
         with pytest.raises(inbox.Empty):
             inbox.get(block=False)
     assert writing.exists() and not abandoned.exists()
+
+
+def test_messages_go_by_priority_then_in_the_order_sent_and_older_names_first(tmp_path):
+    """Priority 0 first (as on Redis), then first in, first out; a message named the way
+    kombu names them (unpadded monotonic milliseconds) predates this transport: first."""
+    queue = _queue_name()
+    folder = tmp_path / "queue"
+    with _connection(tmp_path) as conn:
+        inbox = conn.SimpleQueue(queue)
+        for n, priority in enumerate([6, 6, 0, 9, 0, 6]):
+            inbox.put({"n": n}, priority=priority)
+        inbox.put({"n": "untagged"})  # no priority: kombu's default, 0
+        (lowest,) = [p for p in folder.iterdir() if p.name.startswith("p9-")]
+        lowest.rename(folder / f"99999_{uuid.uuid4()}.{queue}.msg")  # as if queued before
+        taken = []
+        for _ in range(7):
+            message = inbox.get(timeout=5)
+            taken.append(message.payload["n"])
+            message.ack()
+    assert taken == [3, 2, 4, "untagged", 0, 1, 5]

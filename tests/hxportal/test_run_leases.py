@@ -77,7 +77,8 @@ def test_the_reporter_stops_work_that_is_no_longer_its_own():
 @override_settings(HX_RUN_LEASE_SECONDS=LEASE, HX_RUN_MAX_ATTEMPTS=3)
 def test_recovery_queues_a_silent_run_again(django_capture_on_commit_callbacks, monkeypatch):
     sent = []
-    monkeypatch.setattr(runs, "_publish", lambda name, pk, task_id: sent.append(task_id))
+    monkeypatch.setattr(runs, "_publish",
+                        lambda name, pk, task_id, priority: sent.append((task_id, priority)))
     run = _run()
     runs.claim(SimulationRun, run.pk)
     fresh = _run()
@@ -88,7 +89,7 @@ def test_recovery_queues_a_silent_run_again(django_capture_on_commit_callbacks, 
     run.refresh_from_db()
     assert (run.status, run.lease_token, run.attempts) == (RunStatus.PENDING, "", 1)
     assert "queued again" in run.log[-1] and run.sent_at is not None
-    assert sent == [run.task_id]
+    assert sent == [(run.task_id, runs.BEGUN_RUN_PRIORITY)]  # it had begun: it goes first
     assert SimulationRun.objects.get(pk=fresh.pk).status == RunStatus.RUNNING
 
 

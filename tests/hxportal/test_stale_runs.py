@@ -72,7 +72,8 @@ def test_a_duplicate_delivery_never_runs_a_run_a_live_worker_holds(tmp_path, use
         run = services.start_run({**LONG, "max_cycles": 400_000}, user=users["operator"])
         wait_for(lambda: SimulationRun.objects.filter(
             pk=run.pk, status=RunStatus.RUNNING, progress__gt=0.01).exists(), timeout=60)
-        runs._publish(tasks.run_simulation.name, run.pk, run.task_id)  # the duplicate
+        runs._publish(tasks.run_simulation.name, run.pk, run.task_id,  # the duplicate
+                      runs.NEW_RUN_PRIORITY)
         recovered = []
         with override_settings(HX_RUN_LEASE_SECONDS=lease):
             def finished_meanwhile() -> bool:

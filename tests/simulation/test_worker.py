@@ -223,3 +223,34 @@ def test_a_killed_pool_process_the_run_resumes_from_its_checkpoint(tmp_path, on_
         >= saved_before_kill > 0
     assert _timeless(run.result) == _uninterrupted(run)
     assert not checkpoints.path_for(run.pk).exists()
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_long_runs_slices_keep_its_place_before_runs_queued_after_it(tmp_path, users,
+                                                                      settings):
+    """One pool process, 3 s slices: runs submitted while a long run's first slice runs
+    wait until its last slice ends, since its continuations go first (priority 0, on
+    Redis and on the zero-setup broker); at the back of the queue they went after them."""
+    settings.HX_CHECKPOINT_DIR = tmp_path / "checkpoints"
+    env = {"HX_SIM_SLICE_SECONDS": "3", "HX_SIM_CHECKPOINT_SECONDS": "600",
+           "HX_CHECKPOINT_DIR": str(settings.HX_CHECKPOINT_DIR)}
+    purge_broker()
+    with celery_worker(tmp_path / "worker.log", concurrency=1, extra_env=env):
+        long_run = services.start_run(LONGER, user=users["operator"])
+        wait_for(lambda: SimulationRun.objects.get(pk=long_run.pk).status == "running",
+                 timeout=120)
+        later = [services.start_run({**TINY, "seed": seed}, user=users["operator"])
+                 for seed in (11, 12, 13)]
+        ids = [long_run.pk, *(run.pk for run in later)]
+        try:
+            wait_for(lambda: all(SimulationRun.objects.get(pk=pk).is_terminal for pk in ids),
+                     timeout=300)
+        except AssertionError:
+            pytest.fail("runs did not finish; worker log:\n" + _log_tail(tmp_path))
+    long_run.refresh_from_db()
+    assert long_run.status == RunStatus.SUCCEEDED and long_run.continued >= 1, long_run.log
+    for run in later:
+        run.refresh_from_db()
+        assert run.status == RunStatus.SUCCEEDED, run.error
+        assert run.started_at > long_run.finished_at, (run.pk, long_run.log)
