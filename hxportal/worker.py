@@ -8,6 +8,8 @@
 - When a worker starts it recovers runs left by a worker killed outright, now
   and once more when every lease alive at the crash has run out (the beat
   entry repeats it every minute).
+- A stopping worker asks its pool processes to hand their runs over
+  (:mod:`hxportal.handover`).
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ import logging
 
 from billiard.einfo import ExceptionWithTraceback
 from billiard.exceptions import TimeLimitExceeded, WorkerLostError
-from celery.signals import worker_ready
+from celery.signals import worker_init, worker_process_init, worker_ready
 from celery.worker.request import Request
 
+from hxportal import handover
 from hxportal.leases import lease_seconds, owner_name
 from hxportal.recovery import release_lost
 from hxportal.runs import tracked_run_models
@@ -69,3 +72,21 @@ def recover_after_start(sender=None, **_kwargs: object) -> None:
         app.send_task(RECOVER_TASK, countdown=lease_seconds() + 1)
     except Exception:  # the broker went away again: beat runs the recovery later
         logger.warning("could not queue the recovery of stale runs", exc_info=True)
+
+
+@worker_init.connect
+def ignore_handover_until_listening(**_kwargs: object) -> None:
+    handover.ignore_until_listening()
+
+
+@worker_process_init.connect
+def listen_for_handover(**_kwargs: object) -> None:
+    handover.listen()
+
+
+@worker_ready.connect
+def forward_stops_to_the_pool(sender=None, **_kwargs: object) -> None:
+    """Before Celery handles a stop signal, ask the pool processes to hand over."""
+    pool = getattr(sender, "pool", None)
+    # The prefork pool's info (what ``celery inspect stats`` shows) lists its processes.
+    handover.forward_stops(lambda: list(pool.info.get("processes", [])))

@@ -41,6 +41,9 @@ def test_only_nginx_is_published_and_it_buffers_with_time_limits():
     env = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["x-app"]["environment"]
     assert env["HX_TRUSTED_PROXY_COUNT"] == "${HX_TRUSTED_PROXY_COUNT:-1}"  # nginx appends XFF
     assert services["worker"]["stop_signal"] == "SIGQUIT"  # cold shutdown, task requeued
+    # time for a 65,536-node simulation's chunk and save before the hand-over's deadline
+    assert services["worker"]["environment"]["HX_WORKER_SHUTDOWN_GRACE"] == "10"
+    assert services["worker"]["environment"]["CELERY_BROKER_URL"] == env["CELERY_BROKER_URL"]
     conf = (ROOT / "contrib" / "nginx" / "hxportal.conf").read_text()
     for directive in ("client_header_timeout 10s;", "client_body_timeout 10s;",
                       "limit_conn hx_per_address", "proxy_buffering on;",

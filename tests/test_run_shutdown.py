@@ -6,7 +6,8 @@ The test starts scripts/run.sh as ``make run`` does (zero-setup: SQLite and the
 filesystem broker in a scratch folder), makes the worker run a long simulation,
 sends SIGTERM to the script and checks that every process it started is gone
 within the bound, and that the simulation's message is back on the broker, so the
-next start runs it again instead of losing it.
+next start runs it again instead of losing it: the simulation saves its state and
+hands itself back to the queue as the worker stops, so it is ``pending`` again.
 """
 
 from __future__ import annotations
@@ -100,4 +101,5 @@ def test_sigterm_stops_every_process_promptly_and_requeues_the_running_task(tmp_
     queued = [path.read_text() for path in (data / "broker" / "queue").glob("*.msg")]
     assert any(f"simulation.simulationrun:{pk}" in message for message in queued), (
         "the running simulation's message was not put back on the broker")
-    assert run_status(data / "hxportal.sqlite3", pk) == "running"  # not failed: it runs again
+    # handed over (hxportal.handover): saved and queued again, not failed or left running
+    assert run_status(data / "hxportal.sqlite3", pk) == "pending"

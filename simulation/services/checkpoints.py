@@ -146,17 +146,22 @@ def prune(keep: int | None = None) -> int:
 
 class Clock:
     """The engine's checkpoint hook for one task: save every ``every`` seconds, and stop
-    (after a save) once the task has run ``slice_seconds`` (0: never stop).
+    (after a save) once the task has run ``slice_seconds`` (0: never stop) or as soon as
+    ``handover()`` says the worker is stopping.
 
     ``carried``: the wall and CPU seconds of the earlier slices, saved with each
     checkpoint so the finished run reports its whole cost."""
 
     def __init__(self, path: Path, every: float, slice_seconds: float,
-                 log: Callable[[str], None], carried: tuple[float, float] = (0.0, 0.0)) -> None:
+                 log: Callable[[str], None], carried: tuple[float, float] = (0.0, 0.0),
+                 handover: Callable[[], bool] = lambda: False) -> None:
         self.path, self.every, self.slice_seconds, self.log = path, every, slice_seconds, log
-        self.carried = carried
+        self.carried, self.handover = carried, handover
         self.started = self.last_save = time.monotonic()
         self.cpu_started = time.process_time()
+        #: Set when the run saved and stopped because its worker is stopping.
+        self.handed_over = False
+        self._handover_tried = False
 
     def elapsed(self) -> tuple[float, float]:
         """Wall and CPU seconds of the whole run so far, earlier slices included."""
@@ -165,12 +170,18 @@ class Clock:
 
     def __call__(self, cycle: int, capture: Callable[[], RunState]) -> bool:
         now = time.monotonic()
-        stop = self.slice_seconds > 0 and now - self.started >= self.slice_seconds
+        # The worker is stopping (hxportal.handover): save now and hand the run over,
+        # once; a folder that refuses the save leaves the run to the shutdown.
+        handing_over = not self._handover_tried and self.handover()
+        self._handover_tried |= handing_over
+        stop = handing_over or (self.slice_seconds > 0
+                                and now - self.started >= self.slice_seconds)
         if not stop and now - self.last_save < self.every:
             return False
         if not self._save(cycle, capture()):
             return False  # nothing to resume from: run on in this task
         self.last_save = time.monotonic()
+        self.handed_over = handing_over
         return stop
 
     def _save(self, cycle: int, state: RunState) -> bool:

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from hxportal import ownership
+from hxportal import handover, ownership
 from hxportal.errors import ConflictError
 from hxportal.models import TERMINAL_RUN_STATUSES, RunStatus
 from hxportal.runs import RunContinues, RunReporter, enqueue, execute
@@ -171,7 +171,8 @@ def simulate_work(run: SimulationRun, reporter: RunReporter) -> dict[str, Any]:
         res = _simulate_from(cfg, partitions, reporter, clock, saved)
     except Suspended as stop:
         wall = clock.elapsed()[0]
-        raise RunContinues(f"continues in a new task from its checkpoint at cycle "
+        why = "the worker is stopping: " if clock.handed_over else ""
+        raise RunContinues(f"{why}continues in a new task from its checkpoint at cycle "
                            f"{stop.cycle:,} ({wall:.0f} s so far)") from None
     except Exception:  # the run ends here (failed, cancelled); a killed process keeps it
         checkpoints.remove(run.pk)
@@ -205,7 +206,7 @@ def _slice_clock(run: SimulationRun, path: Path, saved: checkpoints.Saved | None
         slice_seconds = 0
     carried = (saved.wall_seconds, saved.cpu_seconds) if saved is not None else (0.0, 0.0)
     return checkpoints.Clock(path, settings.HX_SIM_CHECKPOINT_SECONDS, slice_seconds,
-                             reporter.log, carried)
+                             reporter.log, carried, handover=handover.requested)
 
 
 def _simulate_from(cfg: SimConfig, partitions, reporter: RunReporter,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from hxportal import handover
 from hxportal.models import RunStatus
 from simulation import services
 from simulation.engine import SimConfig, simulate
@@ -214,3 +215,32 @@ def test_a_folder_that_cannot_take_checkpoints_leaves_the_run_whole(checkpointin
     assert run.continued == 0 and any("no checkpoint at cycle" in line for line in run.log)
     assert _without_timing(run.result) == _uninterrupted(run)
     assert checkpoints.prune() == 0
+
+
+def test_a_stopping_worker_gets_the_run_saved_and_handed_over_at_the_next_chunk(
+        checkpointing, monkeypatch):
+    """hxportal.handover's request (the worker got a stop signal): the run saves after
+    the chunk it is in and goes back to the queue, slices or not; the next task ends it
+    as one uninterrupted run."""
+    checkpointing.HX_SIM_SLICE_SECONDS = 0
+    monkeypatch.setattr(handover, "_requested", True)
+    run = services.start_run(SLICED)
+    assert services.execute_run(run.pk) == RunStatus.PENDING
+    run.refresh_from_db()
+    assert run.continued == 1 and run.log[-1].split(" ", 1)[1].startswith(
+        "the worker is stopping: continues in a new task from its checkpoint at cycle "), run.log
+    monkeypatch.setattr(handover, "_requested", False)
+    _finish_in_one_task(checkpointing, run, "resuming from its checkpoint")
+
+
+def test_a_stopping_worker_whose_save_is_refused_leaves_the_run_to_the_shutdown(
+        checkpointing, monkeypatch, tmp_path):
+    """No save, no hand-over: the run goes on (once asked, it does not try at every chunk)."""
+    checkpointing.HX_SIM_SLICE_SECONDS = 0
+    checkpointing.HX_CHECKPOINT_DIR = tmp_path / "a-file"
+    checkpointing.HX_CHECKPOINT_DIR.write_text("not a folder")
+    monkeypatch.setattr(handover, "_requested", True)
+    run = services.start_run(SLICED)
+    assert services.execute_run(run.pk) == RunStatus.SUCCEEDED
+    run.refresh_from_db()
+    assert sum("no checkpoint at cycle" in line for line in run.log) == 1, run.log

@@ -254,3 +254,40 @@ def test_a_long_runs_slices_keep_its_place_before_runs_queued_after_it(tmp_path,
         run.refresh_from_db()
         assert run.status == RunStatus.SUCCEEDED, run.error
         assert run.started_at > long_run.finished_at, (run.pk, long_run.log)
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGQUIT], ids=["warm", "cold"])
+def test_a_stopping_worker_hands_its_run_over_and_the_next_worker_resumes_it(
+        tmp_path, users, settings, stop):
+    """SIGTERM to the worker (Celery's warm shutdown, which waited for the run to end) or
+    SIGQUIT (the cold one, which killed it after 3 s and lost the run's work since its
+    last periodic save): the pool process saves the run after its current chunk and
+    queues it again, and the next worker resumes from that save."""
+    settings.HX_CHECKPOINT_DIR = tmp_path / "checkpoints"
+    env = {"HX_SIM_CHECKPOINT_SECONDS": "600", "HX_SIM_SLICE_SECONDS": "0",
+           "HX_CHECKPOINT_DIR": str(settings.HX_CHECKPOINT_DIR)}
+    config = {**LONG, "max_cycles": 400_000}
+    purge_broker()
+    with celery_worker(tmp_path / "worker.log", concurrency=1, extra_env=env) as worker:
+        run = services.start_run(config, user=users["operator"])
+        wait_for(lambda: SimulationRun.objects.filter(
+            pk=run.pk, status=RunStatus.RUNNING, progress__gt=0.02).exists(), timeout=120)
+        worker.send_signal(stop)
+        worker.wait(timeout=120)
+    run.refresh_from_db()
+    # without the hand-over a warm shutdown runs it to the end, a cold one leaves it running
+    assert run.status == RunStatus.PENDING and run.continued >= 1, _log_tail(tmp_path)
+    assert "the worker is stopping: continues in a new task" in run.log[-1], run.log
+    saved = checkpoints.read(checkpoints.path_for(run.pk)).state.cycle
+    assert 0 < saved < config["max_cycles"]
+    with celery_worker(tmp_path / "worker.log", concurrency=1, extra_env=env):
+        try:
+            wait_for(lambda: SimulationRun.objects.get(pk=run.pk).is_terminal, timeout=300)
+        except AssertionError:
+            pytest.fail("run did not finish; worker log:\n" + _log_tail(tmp_path))
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED and run.attempts == 1, run.log
+    assert f"resuming from its checkpoint at cycle {saved:,}" in "\n".join(run.log)
+    assert run.result["cycles"] == config["max_cycles"]
