@@ -13,9 +13,17 @@ from scratch against building it and restoring the save, the run's seconds per 1
 cycles, what one save costs at the default interval as a share of the time between
 saves, and whether the resumed run's result is the uninterrupted run's (it must be).
 
+Then the hand-over of a stopping worker (``hxportal.handover``): the point runs from
+the save once more, and ``--handovers`` times a stop is asked at a random moment; the
+run saves after the chunk it is in and stops (``Suspended``), and is resumed from
+that save. It prints how long each hand-over took from the request (the rest of the
+chunk, the capture and the write: what ``HX_WORKER_SHUTDOWN_GRACE`` must cover) and
+whether the run, stopped and resumed that many times, still ends as the
+uninterrupted one.
+
 Usage: .venv/bin/python benchmarks/bench_checkpoint.py [--size 1024] [--load 0.75]
        [--policy random_endpoint] [--save-at 1000] [--cycles 1500] [--sides 16x16x16]
-       [--concentration 16] [--dir DIR]
+       [--concentration 16] [--handovers 3] [--dir DIR]
 """
 
 from __future__ import annotations
@@ -43,6 +51,8 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--save-at", type=int, default=1000,
                         help="save at the first chunk's end from this cycle on")
     parser.add_argument("--cycles", type=int, default=1500, help="both runs stop here")
+    parser.add_argument("--handovers", type=int, default=3,
+                        help="stops asked at random moments in the last run (0: no such run)")
     parser.add_argument("--dir", default=None, help="where the file goes (default: a "
                         "temporary folder under HX_DATA_DIR, on the disk a worker would use)")
     return parser.parse_args()
@@ -71,6 +81,7 @@ def _measure(args: argparse.Namespace, cfg, parts, path: Path) -> dict:
         return built(*a, **k)
 
     def hook(cycle, capture):
+        figures.setdefault("chunk_ends", []).append((cycle, time.perf_counter()))
         if cycle < args.save_at or "write" in figures:
             return False
         state = capture()
@@ -97,10 +108,46 @@ def _measure(args: argparse.Namespace, cfg, parts, path: Path) -> dict:
         began = time.perf_counter()
         figures["resumed"] = simulate(cfg, parts, resume=saved.state).as_dict()
         figures["setup_resumed"] = figures.pop("built") - began
+        if args.handovers:
+            figures["chunk_cycles"], figures["chunk_seconds"] = _chunks(figures["chunk_ends"])
+            figures["handed_over"], figures["handovers"] = _handed_over(
+                args, cfg, parts, path, saved.state, figures["chunk_seconds"])
     finally:
         engine._run_chunks = built
         path.unlink(missing_ok=True)
     return figures
+
+
+def _chunks(ends: list[tuple[int, float]]) -> tuple[int, float]:
+    """A chunk's cycles and its median seconds (the first run's chunks, save aside)."""
+    import itertools
+    import statistics
+
+    steps = [(c1 - c0, t1 - t0) for (c0, t0), (c1, t1) in itertools.pairwise(ends)]
+    return steps[0][0] if steps else ends[0][0], statistics.median(
+        [seconds for _, seconds in steps] or [0.0])
+
+
+def _handed_over(args: argparse.Namespace, cfg, parts, path: Path, state,
+                 per_chunk: float) -> tuple[dict, list[float]]:
+    """From ``state`` to the end, asked to hand over ``--handovers`` times, each at a
+    random moment within two chunks; the end's result and each hand-over's seconds."""
+    import random
+
+    from simulation.engine import Suspended, simulate
+    from simulation.services import checkpoints
+
+    draw, seconds = random.Random(0), []
+    while True:
+        asked = (time.perf_counter() + draw.uniform(0.0, 2 * per_chunk)
+                 if len(seconds) < args.handovers else float("inf"))
+        clock = checkpoints.Clock(path, every=1e9, slice_seconds=0, log=lambda line: None,
+                                  handover=lambda asked=asked: time.perf_counter() >= asked)
+        try:
+            return simulate(cfg, parts, checkpoint=clock, resume=state).as_dict(), seconds
+        except Suspended:
+            seconds.append(time.perf_counter() - asked)
+            state = checkpoints.read(path).state
 
 
 def _report(args: argparse.Namespace, f: dict) -> bool:
@@ -125,6 +172,15 @@ def _report(args: argparse.Namespace, f: dict) -> bool:
     print(f"the resumed run's result is the uninterrupted run's: {'yes' if same else 'NO'} "
           f"({f['whole']['cycles']:,} cycles, {f['whole']['packets_delivered']:,} packets "
           "delivered)")
+    if args.handovers:
+        waits = ", ".join(f"{w:.2f}" for w in f["handovers"])
+        again = f["handed_over"] == f["whole"]
+        print(f"hand-over of a stopping worker: {waits} s from the request to the save's end "
+              f"(the rest of a chunk, {f['chunk_cycles']:,} cycles in a median "
+              f"{f['chunk_seconds']:.2f} s here, the capture, the write); stopped and "
+              f"resumed {len(f['handovers'])} times, the run ends as the uninterrupted one: "
+              f"{'yes' if again else 'NO'}")
+        same = same and again
     print(f"# host load average {os.getloadavg()[0]:.2f}")
     return same
 

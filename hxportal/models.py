@@ -108,6 +108,9 @@ class TrackedRun(models.Model):
     """
 
     task_name: str = ""
+    #: Whether a new row waits behind rows that have begun (``hxportal.runs.run_priority``):
+    #: bulk work does; work with a deadline (a recommendation's predictions) never waits.
+    waits_behind_begun_runs: bool = True
 
     status = models.CharField(max_length=16, choices=RunStatus.choices,
                               default=RunStatus.PENDING, db_index=True)

@@ -34,14 +34,17 @@ RUN_TASK_REQUEST = "hxportal.worker:RunRequest"
 #: has begun (continued from a checkpoint, or queued again after its worker was
 #: lost) goes before runs that have not, so a long run's slices keep its place in
 #: line instead of waiting behind everything queued since it started. Tasks that
-#: are not runs (beat's housekeeping, all short) carry no priority: 0.
+#: are not runs (beat's housekeeping, all short) carry no priority: 0; so do rows
+#: whose model does not wait (``waits_behind_begun_runs``: predictions).
 BEGUN_RUN_PRIORITY = 0
 NEW_RUN_PRIORITY = 6
 
 
 def run_priority(run: TrackedRun) -> int:
     """The priority of the run's next message: begun runs first."""
-    return BEGUN_RUN_PRIORITY if run.started_at else NEW_RUN_PRIORITY
+    if run.started_at or not run.waits_behind_begun_runs:
+        return BEGUN_RUN_PRIORITY
+    return NEW_RUN_PRIORITY
 
 
 def enqueue(run: TrackedRun) -> None:

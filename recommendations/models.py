@@ -66,6 +66,8 @@ class PolicyPrediction(TrackedRun):
     each, so a policy's seeds run on as many workers as there are)."""
 
     task_name = PREDICT_POLICY_TASK
+    #: Answers are due within 30 s: never queued behind housekeeping or other work.
+    waits_behind_begun_runs = False
 
     recommendation = models.ForeignKey(Recommendation, on_delete=models.CASCADE,
                                        related_name="predictions")

@@ -31,3 +31,11 @@ def test_the_resumed_run_is_the_uninterrupted_run(tmp_path):
 def test_no_save_before_the_end_is_an_error(tmp_path):
     short = _bench(tmp_path, "--save-at", "4000", "--cycles", "3000")
     assert short.returncode != 0 and "raise --cycles" in short.stderr
+
+
+def test_a_run_handed_over_several_times_ends_as_the_uninterrupted_run(tmp_path):
+    done = _bench(tmp_path, "--save-at", "500", "--cycles", "20000", "--handovers", "3")
+    assert done.returncode == 0, done.stderr[-2000:]
+    line = next(x for x in done.stdout.splitlines() if x.startswith("hand-over"))
+    assert "stopped and resumed 3 times, the run ends as the uninterrupted one: yes" in line
+    assert "2,048 cycles in a median" in line

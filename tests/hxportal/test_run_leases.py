@@ -156,3 +156,12 @@ def test_a_continuation_queues_the_run_again_without_counting_an_attempt(
     assert not runs.continue_later(SimulationRun, run.pk, again.lease_token, "cancelled")
     run.refresh_from_db()
     assert run.status == RunStatus.CANCELLED and run.continued == 1
+
+
+def test_begun_runs_and_predictions_are_queued_before_new_bulk_runs():
+    from recommendations.models import PolicyPrediction
+
+    assert runs.run_priority(SimulationRun()) == runs.NEW_RUN_PRIORITY
+    assert runs.run_priority(SimulationRun(started_at=timezone.now())) == runs.BEGUN_RUN_PRIORITY
+    assert runs.run_priority(PolicyPrediction()) == runs.BEGUN_RUN_PRIORITY  # a 30 s deadline
+    assert runs.BEGUN_RUN_PRIORITY < runs.NEW_RUN_PRIORITY  # 0 is taken first
