@@ -316,14 +316,16 @@ def delete_run(run: SimulationRun) -> None:
 
 
 def simulate_inline(config: Any, checkpoint: Path | None = None, every: float | None = None,
-                    log: Callable[[str], None] = print) -> dict[str, Any]:
+                    log: Callable[[str], None] = print,
+                    stop_requested: Callable[[], bool] = lambda: False) -> dict[str, Any]:
     """Run one simulation in this process (no database): the CLI.
 
     With ``checkpoint`` the run saves its state there every ``every`` seconds
     (``HX_SIM_CHECKPOINT_SECONDS``), resumes from it when the file is there (an
-    earlier run of the same command that was stopped), and removes it at the end.
-    Raises ``ValueError`` with the engine's message for a bad configuration, or
-    when the file is another run's checkpoint.
+    earlier run of the same command that was stopped), and removes it at the end;
+    once ``stop_requested()`` it saves after its current chunk and raises the
+    engine's ``Suspended``. Raises ``ValueError`` with the engine's message for a
+    bad configuration, or when the file is another run's checkpoint.
     """
     cfg = parse_config(config)
     started = time.perf_counter()
@@ -339,7 +341,8 @@ def simulate_inline(config: Any, checkpoint: Path | None = None, every: float | 
     if saved is not None:
         log(f"resuming from {checkpoint} at cycle {saved.state.cycle:,}")
     clock = checkpoints.Clock(checkpoint, every or settings.HX_SIM_CHECKPOINT_SECONDS, 0, log,
-                              (saved.wall_seconds, saved.cpu_seconds) if saved else (0.0, 0.0))
+                              (saved.wall_seconds, saved.cpu_seconds) if saved else (0.0, 0.0),
+                              handover=stop_requested)
     try:
         res = simulate(cfg, checkpoint=clock, resume=saved.state if saved else None)
     except CheckpointMismatch as mismatch:

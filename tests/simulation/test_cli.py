@@ -6,8 +6,10 @@ import gc
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -142,3 +144,40 @@ def test_a_checkpoint_of_another_run_or_no_checkpoint_is_refused(tmp_path):
     with pytest.raises(CommandError, match=r"other\.ckpt: the checkpoint is of another run"):
         run_command(tmp_path, {**TINY, "message_packets": 48}, "--checkpoint", str(other))
     assert other.exists()
+
+
+def _hx_simulate(root: Path, env: dict, path: Path, save: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, str(root / "manage.py"), "hx_simulate", "--config",
+                             str(path), "--json", "--checkpoint", str(save)], cwd=root, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_checkpointed_run_stopped_by_a_signal_saves_and_the_same_command_goes_on(
+        tmp_path, stop):
+    """Ctrl+C (or SIGTERM) to a ``--checkpoint`` run: it saves after its chunk, says where
+    and exits with 128 + the signal; the same command resumes from the save and prints
+    the result of the run that never stopped."""
+    config = {"ranks": 512, "pattern": "uniform", "rate": 0.8, "max_cycles": 160_000}
+    whole = json.loads(run_command(tmp_path, config, "--json"))
+    path, save = tmp_path / "run.json", tmp_path / "run.ckpt"
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE="hxportal.settings.local",
+               HX_SIM_CHECKPOINT_SECONDS="3600")
+    first = _hx_simulate(root, env, path, save)
+    time.sleep(3)  # past the start-up (about 1 s), into the run (about 5 s)
+    first.send_signal(stop)
+    out, err = first.communicate(timeout=120)
+    assert first.returncode == 128 + stop, (first.returncode, err[-2000:])
+    assert f"{signal.Signals(stop).name}: saving at the end of this chunk" in err, err
+    assert f"its state is in {save}: run the same command to go on" in err and not out
+    saved_at = int(err.split("stopped at cycle ")[1].split(";")[0].replace(",", ""))
+    assert 0 < saved_at < config["max_cycles"] and save.exists()
+    second = _hx_simulate(root, env, path, save)
+    out, err = second.communicate(timeout=300)
+    assert second.returncode == 0, err[-2000:]
+    assert f"resuming from {save} at cycle {saved_at:,}" in err
+    timing = ("wall_seconds", "cpu_seconds")
+    assert {k: v for k, v in json.loads(out).items() if k not in timing} == \
+        {k: v for k, v in whole.items() if k not in timing}
+    assert not save.exists()

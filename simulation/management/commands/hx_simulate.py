@@ -1,14 +1,51 @@
-"""``manage.py hx_simulate``: one network simulation in this process (no database)."""
+"""``manage.py hx_simulate``: one network simulation in this process (no database).
+
+With ``--checkpoint``, Ctrl+C or SIGTERM does not lose the run: it saves after the
+chunk of cycles it is in, says where, and exits with 128 + the signal's number; the
+same command resumes it. A second signal stops at once, as without the option.
+"""
 
 from __future__ import annotations
 
 import json
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 
 from django.core.management.base import BaseCommand, CommandError
 
 from simulation import services
+from simulation.engine import Suspended
+
+#: Signals that make a checkpointed run save and stop.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextmanager
+def stop_on_signal(say) -> Iterator[list[int]]:
+    """While the block runs, the first SIGINT or SIGTERM is noted (the list yielded gets
+    its number) instead of stopping the process; Python's defaults come back after it,
+    so a second one stops at once."""
+    received: list[int] = []
+    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+
+    def note(signum: int, _frame: FrameType | None) -> None:
+        received.append(signum)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        say(f"{signal.Signals(signum).name}: saving at the end of this chunk of cycles, "
+            "then stopping (again to stop at once, without saving)")
+
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, note)
+    try:
+        yield received
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 class Command(BaseCommand):
@@ -42,11 +79,21 @@ class Command(BaseCommand):
         every = options["checkpoint_seconds"]
         if every is not None and every <= 0:
             raise CommandError("--checkpoint-seconds: must be above 0")
+        checkpoint = options["checkpoint"]
         try:
-            result = services.simulate_inline(config, options["checkpoint"], every,
-                                              log=self.stderr.write)
+            if checkpoint is None:
+                result = services.simulate_inline(config, log=self.stderr.write)
+            else:
+                with stop_on_signal(self.stderr.write) as received:
+                    result = services.simulate_inline(config, checkpoint, every,
+                                                      log=self.stderr.write,
+                                                      stop_requested=lambda: bool(received))
         except ValueError as exc:  # the engine's validation, AllocationError, a bad checkpoint
             raise CommandError(str(exc)) from exc
+        except Suspended as stop:
+            raise CommandError(f"stopped at cycle {stop.cycle:,}; its state is in {checkpoint}: "
+                               "run the same command to go on",
+                               returncode=128 + received[0]) from None
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2))
             return
