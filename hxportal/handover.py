@@ -58,10 +58,11 @@ def listen() -> None:
     signal.signal(HANDOVER_SIGNAL, _note)
 
 
-def forward_stops(pool_pids: Callable[[], list[int]]) -> None:
-    """In the worker's main process: before Celery handles a stop signal, ask the pool
-    processes to hand over. Processes forked later inherit these handlers, so they act
-    only in the process that installed them."""
+def forward_stops(pool_pids: Callable[[], list[int]],
+                  stop_taking: Callable[[], None] = lambda: None) -> None:
+    """In the worker's main process: before Celery handles a stop signal, stop taking
+    messages (``stop_taking``) and ask the pool processes to hand over. Processes forked
+    later inherit these handlers, so they act only in the process that installed them."""
     main = os.getpid()
     for stop in STOP_SIGNALS:
         previous = signal.getsignal(stop)
@@ -71,6 +72,7 @@ def forward_stops(pool_pids: Callable[[], list[int]]) -> None:
         def forward(signum: int, frame: FrameType | None,
                     previous: Callable[[int, FrameType | None], object] = previous) -> None:
             if os.getpid() == main:
+                stop_taking()
                 _ask(pool_pids, signum)
             previous(signum, frame)
 

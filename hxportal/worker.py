@@ -89,4 +89,21 @@ def forward_stops_to_the_pool(sender=None, **_kwargs: object) -> None:
     """Before Celery handles a stop signal, ask the pool processes to hand over."""
     pool = getattr(sender, "pool", None)
     # The prefork pool's info (what ``celery inspect stats`` shows) lists its processes.
-    handover.forward_stops(lambda: list(pool.info.get("processes", [])))
+    handover.forward_stops(lambda: list(pool.info.get("processes", [])),
+                           stop_taking=lambda: take_no_more_tasks(sender))
+
+
+def take_no_more_tasks(consumer: object) -> None:
+    """Make a stopping worker's consumer fetch no more messages.
+
+    A warm shutdown keeps polling the broker while it waits for the pool, so a run
+    handed over came straight back to the same stopping worker, which loaded its
+    checkpoint, ran a chunk and handed it over again (two or three times; each a load
+    and a save, seconds on a 65,536-node machine). kombu's Redis and file transports
+    fetch only while their channel's QoS ``can_consume()``, which is what Celery's own
+    ``worker_disable_prefetch`` overrides; this is safe in a signal handler (no I/O).
+    """
+    channel = getattr(getattr(consumer, "task_consumer", None), "channel", None)
+    qos = getattr(channel, "qos", None)
+    if qos is not None:
+        qos.can_consume = lambda: False
