@@ -195,7 +195,24 @@ window.hx.initSortable = (root) => {
 };
 document.addEventListener("DOMContentLoaded", () => window.hx.initSortable(document));
 
-// Recommendation pages: poll while simulations run, then reload; copy #SBATCH lines.
+// Numbers as the server writes them (hxportal/templatetags/hxformat.py: sig, seconds).
+window.hx.sig = (x, digits = 3) => {
+  if (x === 0) return "0";
+  const fixed = (d) => x.toLocaleString("en-US", {minimumFractionDigits: d, maximumFractionDigits: d});
+  const decimals = Math.max(digits - 1 - Math.floor(Math.log10(Math.abs(x))), 0);
+  const text = fixed(decimals);
+  // Rounding can carry into a new digit (9.996 -> 10.00): keep ``digits`` figures.
+  return decimals && text.replace(/\D/g, "").replace(/^0+/, "").length > digits ? fixed(decimals - 1) : text;
+};
+window.hx.seconds = (x) => {
+  for (const [unit, size, from] of [["d", 86400, 86400], ["h", 3600, 3600], ["min", 60, 120]]) {
+    if (Math.abs(x) >= from) return `${window.hx.sig(x / size)} ${unit}`;
+  }
+  return `${window.hx.sig(x)} s`;
+};
+
+// Recommendation and calibration pages: poll while the work runs, then reload; copy
+// #SBATCH lines.
 document.addEventListener("DOMContentLoaded", () => {
   const box = document.querySelector("[data-poll]");
   if (box) {
@@ -206,6 +223,11 @@ document.addEventListener("DOMContentLoaded", () => {
     // "still working" (data-poll-total, data-poll-while); a recommendation's are the default.
     const totalKey = box.dataset.pollTotal || "simulations";
     const working = box.dataset.pollWhile || "computing";
+    // Other figures of the status line ([data-poll-field]) follow the same answer, and
+    // the page is drawn again (its curves) when data-poll-redraw-on's value has moved
+    // from the one it was drawn with, at most every 10 s.
+    const redrawOn = box.dataset.pollRedrawOn;
+    const loaded = Date.now();
     window.hx.poll(box.dataset.poll, (rec) => {
       // Text and bar come from the same polled value.
       if (rec.progress) {
@@ -215,7 +237,14 @@ document.addEventListener("DOMContentLoaded", () => {
         if (done) done.textContent = String(finished);
         if (total) total.textContent = String(all);
       }
-      return rec.status !== working;
+      for (const field of box.querySelectorAll("[data-poll-field]")) {
+        const value = rec[field.dataset.pollField];
+        if (typeof value !== "number") continue;
+        field.textContent = field.dataset.pollFormat === "seconds" ? window.hx.seconds(value)
+                                                                   : String(value);
+      }
+      const moved = redrawOn && String(rec[redrawOn]) !== box.dataset.pollShown;
+      return rec.status !== working || (moved && Date.now() - loaded > 10000);
     }, box.dataset.pollEvery ? {every: Number(box.dataset.pollEvery)} : undefined);
   }
   for (const button of document.querySelectorAll("[data-copy]")) {

@@ -204,3 +204,37 @@ def test_keeping_fewer_nodes_than_the_job_needs_takes_a_tick(browser_page, login
     assert "7 primary nodes, 1 excluded" in page.content()
     roles = dict(job.allocations.values_list("node__hostname", "role"))
     assert roles[nodes[0]] == AllocationRole.EXCLUDED
+
+
+def test_the_calibration_status_line_moves_as_one_and_its_curves_follow(browser_page, login,
+                                                                        users):
+    """The calibration page moved its runs done while "0 answering, 0 s of simulation"
+    and "No run at this load has finished yet" stayed as first drawn."""
+    from tests.simulation.conftest import run_pending
+
+    half = machines.create_machine(name="half", sides=[4, 4], concentration=4)
+    jobs.submit_job(owner=users["admin"], machine=half, name="bg", node_count=32,
+                    pattern="all2all", policy="row")
+    calibration, _ = recommendations.start_calibration(half, axes={
+        "patterns": ["all2all"], "sizes": [8, 16], "loads": [0.5], "seeds": [0],
+        "policies": ["row", "diagonal", "random_switch"]})
+    calibration = recommendations.prepare_calibration(calibration.pk)
+    page = login(browser_page, "vic", "viewer")
+    page.goto(f"/recommendations/calibrations/{calibration.pk}/")
+    status = page.locator("[data-testid=calibration-progress] p").first
+    assert "0 of 6 runs done, 0 answering, 0 s of simulation" in status.inner_text()
+    page.locator("[data-testid=no-results]").wait_for()
+    run_pending(SimulationRun.objects.filter(sweep_id=calibration.sweep_id,
+                                             parameters__point__node_count=8))
+    seconds = recommendations.refresh_calibration(calibration).run_seconds
+    assert seconds > 0
+    # the figures follow the same answer at once, the curves with the next drawing (10 s)
+    page.wait_for_function(
+        "() => /3 of 6 runs done, 3 answering, [0-9.]+ (s|min) of simulation/.test("
+        "document.querySelector('[data-testid=calibration-progress] p').textContent"
+        ".replace(/\\s+/g, ' '))", timeout=20_000)
+    page.locator("[data-testid=no-results]").wait_for(state="detached", timeout=30_000)
+    assert page.locator("canvas, [data-testid^=chart]").count() > 0
+    assert "3 of 6 runs done, 3 answering" in " ".join(status.inner_text().split())
+    assert not page.console_errors, page.console_errors
+    shoot(page, "calibration-progress")
