@@ -29,7 +29,8 @@ from allocation.hyperx.patterns import (
 )
 from simulation.presets import STUDY_MACHINE, STUDY_POLICIES
 
-__all__ = ["DEFAULT_SEEDS", "MAX_SEEDS", "reproduction_configs", "reproduction_size"]
+__all__ = ["DEFAULT_SEEDS", "MAX_SEEDS", "ordering_configs", "reproduction_configs",
+           "reproduction_size"]
 
 DEFAULT_SEEDS = 3
 MAX_SEEDS = 8
@@ -79,6 +80,24 @@ def reproduction_configs(seeds: int = DEFAULT_SEEDS) -> list[tuple[dict[str, Any
     static_seeds = range(min(seeds, STATIC_SEEDS))
     runs = [*_table4_runs(range(seeds)), *_escalation_runs(static_seeds),
             *_interference_static_runs(static_seeds)]
+    return [_point_and_config(part, fields, extra) for part, fields, extra in runs]
+
+
+def ordering_configs(seeds: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """``(point, config)`` pairs of the two ordering parts on seeds ``0 .. seeds - 1``:
+    the sweep's own runs for its seeds and more (the sweep makes two, too few to say
+    how far apart policies lie; ``benchmarks/ordering_seeds.py``).
+
+    >>> items = ordering_configs(3)
+    >>> len(items), sorted({p["seed"] for p, _ in items})
+    (210, [0, 1, 2])
+    >>> sweep = [run for run in reproduction_configs(2) if run[0]["part"] != "table4"]
+    >>> sorted(map(str, ordering_configs(2))) == sorted(map(str, sweep))
+    True
+    """
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        raise ValueError("seeds must be a positive integer")
+    runs = [*_escalation_runs(range(seeds)), *_interference_static_runs(range(seeds))]
     return [_point_and_config(part, fields, extra) for part, fields, extra in runs]
 
 
