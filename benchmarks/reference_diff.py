@@ -76,7 +76,8 @@ def main() -> None:
     for o, n in zip(reports["old"]["orderings"], reports["new"]["orderings"], strict=True):
         print(f"  {n['id']} {n['text']}: old {'holds' if o['holds'] else 'fails'}, "
               f"new {'holds' if n['holds'] else 'fails'}")
-        print(f"      old: {o['detail']}\n      new: {n['detail']}")
+        print(f"      old: {o['detail']}; {o.get('noise_detail', '')}\n"
+              f"      new: {n['detail']}; {n.get('noise_detail', '')}")
         values = {v["policy"]: v["value"] for v in o["values"]}
         print("      " + ", ".join(f"{v['policy']} {values[v['policy']]:.3f} -> {v['value']:.3f}"
                                    for v in n["values"]))

@@ -33,12 +33,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from statistics import fmean, stdev
+from statistics import fmean
 from typing import Any
 
-from scipy import stats
-
 from allocation.hyperx.policies import BASELINE_POLICY
+from simulation.reproduction_noise import FAILS, OPEN, mean_interval, statement_noise
 
 __all__ = [
     "ESCALATION",
@@ -92,37 +91,6 @@ def run_time(record: Mapping[str, Any], part: str) -> float | None:
                 and math.isfinite(value) and value > 0:
             return float(value)
     return None
-
-
-def mean_interval(values: Sequence[float], confidence: float = 0.95) -> dict[str, Any] | None:
-    """Mean and two-sided Student-t interval of ``values``; ``None`` with fewer than 2.
-
-    Parameters
-    ----------
-    values : sequence of float
-        One value per seed.
-    confidence : float
-        Coverage of the interval (0.95: ``t.ppf(0.975, n - 1)``).
-
-    Returns
-    -------
-    dict or None
-        ``{"mean", "low", "high", "half_width", "n"}``.
-
-    Examples
-    --------
-    >>> iv = mean_interval([1.0, 2.0, 3.0])
-    >>> round(iv["mean"], 6), round(iv["half_width"], 6), iv["n"]
-    (2.0, 2.484138, 3)
-    >>> mean_interval([0.7]) is None
-    True
-    """
-    n = len(values)
-    if n < 2:
-        return None
-    mean = fmean(values)
-    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * stdev(values) / math.sqrt(n)
-    return {"mean": mean, "low": mean - half, "high": mean + half, "half_width": half, "n": n}
 
 
 def all_of(values: Iterable[bool | None]) -> bool | None:
@@ -403,19 +371,28 @@ def _table4(times: Mapping[Key, float], combos: set[Combo], published: Mapping[s
 
 def _relative(times: Mapping[Key, float], part: str, combos: set[Combo],
               policies: Sequence[str], baseline: str) -> list[dict[str, Any]]:
-    """Per policy: mean of ``T_policy / T_baseline`` over every paired combo."""
+    """Per policy: mean of ``T_policy / T_baseline`` over every paired combo, and per
+    seed whose pairs are all there (``by_seed``, with their ``interval``)."""
     patterns = sorted({c[0] for c in combos})
+    per_seed_expected: dict[int, int] = {}
+    for combo in combos:
+        per_seed_expected[combo[3]] = per_seed_expected.get(combo[3], 0) + 1
     rows = []
     for policy in policies:
         ratios: dict[str, list[float]] = {p: [] for p in patterns}
+        seed_ratios: dict[int, list[float]] = {}
         for pattern, ranks, replicas, seed in sorted(combos):
             t_base = times.get((part, baseline, pattern, ranks, replicas, seed))
             t_pol = times.get((part, policy, pattern, ranks, replicas, seed))
             if t_base is not None and t_pol is not None:
                 ratios[pattern].append(t_pol / t_base)
+                seed_ratios.setdefault(seed, []).append(t_pol / t_base)
         pooled = [r for p in patterns for r in ratios[p]]
+        by_seed = {s: fmean(v) for s, v in sorted(seed_ratios.items())
+                   if len(v) == per_seed_expected[s]}
         rows.append({"policy": policy, "mean": fmean(pooled) if pooled else None,
-                     "n": len(pooled), "expected": len(combos),
+                     "n": len(pooled), "expected": len(combos), "by_seed": by_seed,
+                     "interval": mean_interval(list(by_seed.values())),
                      "by_pattern": [{"pattern": p, "mean": fmean(ratios[p]) if ratios[p]
                                      else None, "n": len(ratios[p])} for p in patterns]})
     return rows
@@ -442,13 +419,34 @@ def _orderings(times: Mapping[Key, float], combos: Mapping[str, set[Combo]],
         values = {r["policy"]: r["mean"] for r in rows}
         holds, detail = check_statement(statement["check"], values, lower_is_better=True)
         involved = _involved(statement["check"], policies)
+        noise = (statement_noise(statement["check"], {r["policy"]: r["by_seed"] for r in rows})
+                 if holds is not None else None)
         checks.append({"id": statement["id"], "part": part, "text": statement["text"],
                        "source": statement.get("source", ""), "kind": statement["check"]["kind"],
-                       "holds": holds, "detail": detail,
+                       "holds": holds, "detail": detail, "noise": noise,
+                       "noise_detail": _noise_detail(holds, noise),
                        "values": [{"policy": p, "value": values.get(p)} for p in involved],
                        "by_pattern": _by_pattern(statement["check"], rows,
                                                  parts[part]["patterns"])})
     return parts, checks
+
+
+def _noise_detail(holds: bool | None, noise: Mapping[str, Any] | None) -> str:
+    """One sentence on whether more seeds could turn the verdict."""
+    if holds is None:
+        return ""
+    if noise is None:
+        return "one seed: no interval, more seeds could turn this verdict"
+    closest = noise["closest"]
+    pair = (f"{closest['a']} - {closest['b']} {closest['mean']:+.3f} "
+            f"± {closest['half_width']:.3f}")
+    bound = "" if closest["bound"] is None else f" (bound {closest['bound']:+.3f})"
+    seeds = f"{noise['seeds']} seeds"
+    if noise["verdict"] == OPEN:
+        return f"within the seeds' noise ({seeds}): {pair}{bound} straddles its bound"
+    if noise["verdict"] == FAILS:
+        return f"fails beyond the seeds' noise ({seeds}): {pair}{bound}"
+    return f"holds beyond the seeds' noise ({seeds}); closest: {pair}{bound}"
 
 
 def _by_pattern(check: Mapping[str, Any], rows: list[dict[str, Any]],
@@ -535,9 +533,23 @@ def _agreement(table4: Mapping[str, Any], orderings: list[dict[str, Any]]) -> di
         sentence = (f"The model agrees with {agree} of {total} published figures "
                     f"({t4_agree} of {len(values)} Table 4 values within "
                     f"{table4['tolerance']:.2f}, {ord_agree} of {len(checks)} orderings).")
+    judged = [c for c in orderings if c["holds"] is not None]
+    unsettled = [c["id"] for c in judged if c["noise"] is None
+                 or c["noise"]["verdict"] == OPEN]
+    if judged and all(c["noise"] is None for c in judged):
+        sentence += (" The orderings ran on one seed: nothing says whether more seeds would "
+                     "turn them.")
+    elif len(unsettled) == 1:
+        sentence += (f" The verdict of {unsettled[0]} lies within the seeds' noise: more "
+                     "seeds could turn it.")
+    elif unsettled:
+        names = ", ".join(unsettled[:-1]) + " and " + unsettled[-1]
+        sentence += (f" The verdicts of {names} lie within the seeds' noise: more seeds "
+                     "could turn them.")
     return {"agree": agree, "total": total, "unknown": unknown,
             "table4": {"agree": t4_agree, "total": len(values)},
-            "orderings": {"agree": ord_agree, "total": len(checks)}, "sentence": sentence}
+            "orderings": {"agree": ord_agree, "total": len(checks)},
+            "unsettled": unsettled, "sentence": sentence}
 
 
 def aggregate(records: Iterable[Mapping[str, Any]], published: Mapping[str, Any],

@@ -11,10 +11,14 @@ each; every point records ``part``, ``scenario``, ``policy``, ``pattern``,
   defaults, which are the study's.
 * ``escalation_min``: escalation of 1, 2, 4 and 8 replicas of 64 ranks, MIN
   routing, static traffic (``uniform`` and ``permutation``, 64 packets per
-  task at rate 1.0), ``min(seeds, 2)`` seeds.
+  task at rate 1.0), the same seeds.
 * ``interference_static``: interference with Omni-WAR and 64-rank
   ``uniform`` and ``switch_permutation`` targets (64 packets per task at
-  rate 1.0), ``min(seeds, 2)`` seeds.
+  rate 1.0), the same seeds.
+
+The ordering parts ran on at most two seeds until 2026-12-06; their runs are short
+(140 per seed with Table 4's), and two seeds give no interval worth the name, so
+they now take the sweep's seeds like Table 4 (``reproduction_noise``).
 """
 
 from __future__ import annotations
@@ -34,8 +38,6 @@ __all__ = ["DEFAULT_SEEDS", "MAX_SEEDS", "ordering_configs", "reproduction_confi
 
 DEFAULT_SEEDS = 3
 MAX_SEEDS = 8
-#: Seeds of the two ordering parts (at most; fewer when ``seeds`` is smaller).
-STATIC_SEEDS = 2
 TABLE4_KERNELS = STUDY_KERNELS
 TABLE4_RANKS = (64, 128)
 ESCALATION_PATTERNS = (UNIFORM, PERMUTATION)
@@ -57,13 +59,12 @@ def reproduction_configs(seeds: int = DEFAULT_SEEDS) -> list[tuple[dict[str, Any
     Parameters
     ----------
     seeds : int
-        Seeds of the Table 4 part (1..8); the ordering parts use
-        ``min(seeds, 2)``.
+        Seeds of every part (1..8).
 
     Examples
     --------
     >>> items = reproduction_configs()
-    >>> len(items) == reproduction_size() == 350
+    >>> len(items) == reproduction_size() == 420
     True
     >>> point, config = items[0]
     >>> point
@@ -77,16 +78,15 @@ def reproduction_configs(seeds: int = DEFAULT_SEEDS) -> list[tuple[dict[str, Any
     ValueError: seeds must be an integer in 1..8
     """
     seeds = _check_seeds(seeds)
-    static_seeds = range(min(seeds, STATIC_SEEDS))
-    runs = [*_table4_runs(range(seeds)), *_escalation_runs(static_seeds),
-            *_interference_static_runs(static_seeds)]
+    runs = [*_table4_runs(range(seeds)), *_escalation_runs(range(seeds)),
+            *_interference_static_runs(range(seeds))]
     return [_point_and_config(part, fields, extra) for part, fields, extra in runs]
 
 
 def ordering_configs(seeds: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """``(point, config)`` pairs of the two ordering parts on seeds ``0 .. seeds - 1``:
-    the sweep's own runs for its seeds and more (the sweep makes two, too few to say
-    how far apart policies lie; ``benchmarks/ordering_seeds.py``).
+    the sweep's own runs for its seeds and more (the sweep makes at most eight;
+    ``benchmarks/ordering_seeds.py``).
 
     >>> items = ordering_configs(3)
     >>> len(items), sorted({p["seed"] for p, _ in items})
@@ -147,11 +147,10 @@ def reproduction_size(seeds: int = DEFAULT_SEEDS) -> int:
     """Number of runs of the reproduction sweep.
 
     >>> reproduction_size(1), reproduction_size(3), reproduction_size(8)
-    (140, 350, 700)
+    (140, 420, 1120)
     """
     seeds = _check_seeds(seeds)
     n = len(STUDY_POLICIES)
-    static = min(seeds, STATIC_SEEDS)
-    return (n * len(TABLE4_KERNELS) * len(TABLE4_RANKS) * seeds
-            + n * len(ESCALATION_PATTERNS) * len(ESCALATION_REPLICAS) * static
-            + n * len(INTERFERENCE_PATTERNS) * static)
+    return seeds * (n * len(TABLE4_KERNELS) * len(TABLE4_RANKS)
+                    + n * len(ESCALATION_PATTERNS) * len(ESCALATION_REPLICAS)
+                    + n * len(INTERFERENCE_PATTERNS))

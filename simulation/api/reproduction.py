@@ -22,7 +22,7 @@ from simulation.reproduction_preset import DEFAULT_SEEDS, MAX_SEEDS
 class ReproductionStartSerializer(serializers.Serializer):
     seeds = serializers.IntegerField(
         min_value=1, max_value=MAX_SEEDS, default=DEFAULT_SEEDS,
-        help_text="Seeds of the Table 4 part (0, 1, ...); the ordering parts use at most 2.")
+        help_text="Seeds (0, 1, ...) of every part: Table 4 and the two orderings.")
     name = serializers.CharField(max_length=128, required=False, allow_blank=True,
                                  validators=[no_control_characters], default="")
 
@@ -32,7 +32,7 @@ class _Interval(serializers.Serializer):
     low = serializers.FloatField()
     high = serializers.FloatField()
     half_width = serializers.FloatField(help_text="Student-t 95 % half-width over seeds.")
-    n = serializers.IntegerField(help_text="Seeds with all five kernels paired.")
+    n = serializers.IntegerField(help_text="Seeds with every pair there.")
 
 
 class _PatternValue(serializers.Serializer):
@@ -85,6 +85,12 @@ class _PartRow(serializers.Serializer):
     mean = serializers.FloatField(allow_null=True, help_text="Mean of T_policy / T_diagonal.")
     n = serializers.IntegerField()
     expected = serializers.IntegerField()
+    by_seed = serializers.DictField(
+        child=serializers.FloatField(),
+        help_text="Seed -> the mean of T_policy / T_diagonal over that seed's pairs (seeds "
+                  "with every pair only).")
+    interval = _Interval(allow_null=True, help_text="Over ``by_seed``; null with fewer "
+                                                    "than 2 seeds.")
     by_pattern = _PatternValue(many=True)
 
 
@@ -114,6 +120,24 @@ class _PatternVerdict(serializers.Serializer):
     detail = serializers.CharField()
 
 
+class _Comparison(serializers.Serializer):
+    a = serializers.CharField()
+    b = serializers.CharField()
+    mean = serializers.FloatField(help_text="Mean over seeds of value_a - value_b.")
+    half_width = serializers.FloatField(help_text="Student-t 95 % half-width over seeds.")
+    bound = serializers.FloatField(allow_null=True,
+                                   help_text="The bound the statement puts on the mean.")
+
+
+class _Noise(serializers.Serializer):
+    verdict = serializers.ChoiceField(
+        choices=["holds", "fails", "open"],
+        help_text="On the seeds' paired 95 % intervals: open when one straddles its bound, "
+                  "so more seeds could turn the verdict.")
+    seeds = serializers.IntegerField()
+    closest = _Comparison(help_text="The comparison that decides.")
+
+
 class _Ordering(serializers.Serializer):
     id = serializers.CharField()
     part = serializers.CharField()
@@ -122,6 +146,8 @@ class _Ordering(serializers.Serializer):
     kind = serializers.CharField()
     holds = serializers.BooleanField(allow_null=True, help_text="null: runs missing.")
     detail = serializers.CharField()
+    noise = _Noise(allow_null=True, help_text="null with fewer than 2 seeds or runs missing.")
+    noise_detail = serializers.CharField(allow_blank=True)
     values = _PolicyValue(many=True)
     by_pattern = _PatternVerdict(
         many=True, help_text="The statement on each traffic pattern of its part alone "
@@ -153,6 +179,9 @@ class _Agreement(serializers.Serializer):
     unknown = serializers.IntegerField()
     table4 = _Count()
     orderings = _Count()
+    unsettled = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Orderings whose verdict the seeds' noise could turn.")
     sentence = serializers.CharField()
 
 

@@ -101,11 +101,11 @@ def test_the_reproduction_start_form_says_what_will_run(browser_page, login):
     page = login(browser_page, "opal", "operator")
     page.goto("/simulation/reproduction/")
     count = page.locator("[data-testid=reproduction-run-count]")
-    assert count.inner_text() == "350 runs"
+    assert count.inner_text() == "420 runs"
     page.fill("[data-testid=reproduction-seeds]", "1")
     page.wait_for_function("() => document.querySelector("
                            "'[data-testid=reproduction-run-count]').textContent === '140 runs'")
-    assert "350" not in page.locator("[data-testid=reproduction-start]").inner_text()
+    assert "420" not in page.locator("[data-testid=reproduction-start]").inner_text()
     shoot(page, "reproduction")
     page.click("[data-testid=reproduction-start]")
     page.wait_for_url(re.compile(r"/simulation/reproduction/\?sweep=\d+$"))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from simulation import reproduction, reproduction_preset
+from simulation import reproduction, reproduction_noise, reproduction_preset
 from simulation.engine import SimConfig
 from simulation.reproduction import aggregate, check_statement, index_runs, mean_interval
 
@@ -268,9 +268,13 @@ def test_the_published_figures_reproduced_exactly_agree_everywhere():
     assert report["agreement"]["agree"] == report["agreement"]["total"] == 12 + 5
     assert report["agreement"]["sentence"] == (
         "The model agrees with 17 of 17 published figures (12 of 12 Table 4 values within "
-        "0.10, 5 of 5 orderings).")
+        "0.10, 5 of 5 orderings). The orderings ran on one seed: nothing says whether more "
+        "seeds would turn them.")
     assert {c["id"]: c["holds"] for c in report["orderings"]} == {
         "a1": True, "a2": True, "a3": True, "b1": True, "b2": True}
+    assert {c["noise"] is None for c in report["orderings"]} == {True}
+    assert report["orderings"][0]["noise_detail"] == (
+        "one seed: no interval, more seeds could turn this verdict")
     assert {t["id"]: t["holds"] for t in report["targets"]} == {
         "table4_within": True, "worst_pair_low": True, "diagonal_best": True}
     esc = {r["policy"]: r for r in report["parts"]["escalation_min"]["rows"]}
@@ -358,7 +362,8 @@ def test_orderings_with_missing_runs_are_unknown():
 
 def test_preset_points_and_configs():
     items = reproduction_preset.reproduction_configs(3)
-    assert len(items) == reproduction_preset.reproduction_size(3) == 7 * 5 * 2 * 3 + 112 + 28
+    # Every part on every seed: Table 4's 70 runs, escalation's 56 and interference's 14.
+    assert len(items) == reproduction_preset.reproduction_size(3) == (70 + 56 + 14) * 3
     parts = {}
     for point, config in items:
         assert set(point) == {"part", "scenario", "policy", "pattern", "ranks", "replicas",
@@ -376,7 +381,7 @@ def test_preset_points_and_configs():
     assert {p["pattern"] for p, _ in table4} == set(PUBLISHED["table4"]["kernels"])
     assert {p["ranks"] for p, _ in table4} == {64, 128}
     esc = parts["escalation_min"]
-    assert len(esc) == 7 * 2 * 4 * 2
+    assert len(esc) == 7 * 2 * 4 * 3
     assert {p["replicas"] for p, _ in esc} == {1, 2, 4, 8}
     assert {(c["packets_per_task"], c["rate"], c["routing"]) for _, c in esc} == {
         (64, 1.0, "min")}
@@ -384,7 +389,7 @@ def test_preset_points_and_configs():
     assert {p["pattern"] for p, _ in inter} == {"uniform", "switch_permutation"}
     assert {(c["scenario"], c["routing"], c["ranks"]) for _, c in inter} == {
         ("interference", "omniwar", 64)}
-    assert {p["seed"] for p, _ in inter} == {0, 1}
+    assert {p["seed"] for p, _ in inter} == {0, 1, 2}
 
 
 @pytest.mark.parametrize("seeds", [0, 9, "3", True, None])
@@ -409,14 +414,15 @@ def test_published_file_holds_the_papers_figures():
                                                            "interference_static"}
 
 
-@pytest.mark.parametrize("module", [reproduction, reproduction_preset])
+@pytest.mark.parametrize("module", [reproduction, reproduction_preset, reproduction_noise])
 def test_docstring_examples(module):
     assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
 
 
 def test_aggregation_and_preset_are_pure():
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    code = ("import sys, simulation.reproduction, simulation.reproduction_preset; "
+    code = ("import sys, simulation.reproduction, simulation.reproduction_preset, "
+            "simulation.reproduction_noise; "
             "bad = [m for m in sys.modules if m.startswith(('django', 'celery', "
             "'rest_framework', 'hxportal', 'simulation.models', 'simulation.services'))]; "
             "assert not bad, bad")

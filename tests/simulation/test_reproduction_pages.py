@@ -170,7 +170,7 @@ def test_start_api(api, django_capture_on_commit_callbacks):
     assert body["parameters"] == {"preset": "reproduction", "seeds": 1}
     with django_capture_on_commit_callbacks(execute=False):
         default = api("admin").post("/api/v1/sweeps/reproduction/", {}, format="json")
-    assert default.status_code == 202 and default.json()["run_count"] == 350
+    assert default.status_code == 202 and default.json()["run_count"] == 420
 
 
 @pytest.mark.parametrize("seeds", [0, 9, "x", None, 2.5])
@@ -231,7 +231,7 @@ def test_empty_state_explains_and_offers_the_start_button_to_operators(client_fo
     assert "reproduction-form" not in text and "An operator can start it." in text
     operator = client_for("operator").get("/simulation/reproduction/").content.decode()
     assert 'data-testid="reproduction-form"' in operator
-    assert 'for="seeds">350 runs</output>' in operator
+    assert 'for="seeds">420 runs</output>' in operator
 
 
 def test_page_shows_the_table_orderings_and_targets(client_for, sweep):
@@ -253,6 +253,36 @@ def test_page_shows_the_table_orderings_and_targets(client_for, sweep):
     assert "<script>" not in text and ' style="' not in text
     assert f"/api/v1/sweeps/{sweep.pk}/reproduction/" in text
     assert "data-sim-poll" not in text  # finished: no polling
+    # Every seed gives the same times: each verdict stands beyond the seeds' noise.
+    assert 'data-testid="noise-a1" data-noise="holds"' in text
+    assert "holds beyond the seeds&#x27; noise (2 seeds)" in text
+    assert "within the seeds" not in text
+
+
+def test_page_names_a_verdict_that_more_seeds_could_turn(client_for, sweep):
+    """a3 holds on the mean (full_spread 1.07 and 1.03 of diagonal on the two seeds:
+    spread 0.05) but its interval straddles the tolerance; so does a2's row against
+    full_spread (0.03 and 0.07 apart)."""
+    fill(sweep)
+    for run in SimulationRun.objects.filter(sweep=sweep, parameters__point__seed=0,
+                                            parameters__point__part="escalation_min",
+                                            parameters__point__policy="full_spread"):
+        t = 1000.0 * 1.07 * run.parameters["point"]["replicas"]
+        run.summary = {"target_cycles": t, "makespan_cycles": t, "completed": True}
+        run.save(update_fields=["summary"])
+    text = client_for("viewer").get(f"/simulation/reproduction/?sweep={sweep.pk}"
+                                    ).content.decode()
+    assert "The model agrees with 17 of 17 published figures" in text
+    assert ("The verdicts of a2 and a3 lie within the seeds&#x27; noise: more seeds could turn "
+            "them." in text)
+    cell = text[text.index('data-testid="noise-a3"'):]
+    assert cell.startswith('data-testid="noise-a3" data-noise="open" class="warn"')
+    assert "diagonal - full_spread -0.050 ± 0.254 (bound -0.050) straddles" in cell
+    part = text[text.index('data-testid="part-escalation_min"'):]
+    row = part[part.index("<td>full_spread</td>"):]
+    # Its values per seed, 1.07 and 1.03, and their 95 % half-width over the two seeds.
+    assert row.startswith('<td>full_spread</td><td class="num">1.050</td>'
+                          '<td class="num">0.254 <small class="muted">(2)</small></td>')
 
 
 def test_page_shows_disagreement_and_missing_runs(client_for, sweep):

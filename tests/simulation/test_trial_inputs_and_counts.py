@@ -53,7 +53,7 @@ def test_the_start_form_states_the_runs_each_choice_of_seeds_starts(client_for, 
     for seeds in (1, 2, 3, 8):
         sweep = services.start_reproduction(users["operator"], seeds=seeds)
         assert counts[str(seeds)] == sweep.runs.count() == sweep.run_count
-    assert "1 → 140 · 2 → 280 · 3 → 350" in form
+    assert "1 → 140 · 2 → 280 · 3 → 420" in form and "Each seed adds 140 runs" in form
     assert "Start the reproduction sweep</button>" in form  # no number that may not hold
 
 
@@ -99,7 +99,7 @@ def test_before_any_sweep_finishes_the_stored_reference_is_shown_with_its_engine
     assert '<strong data-testid="reference-engine">9.9</strong>' in html
     assert "The model agrees with 17 of 17 published figures" in html
     assert f"Reproduction sweep <a href=\"/simulation/sweeps/{running.pk}/\"" in html
-    assert "0 of 350 runs done" in html
+    assert "0 of 420 runs done" in html
 
 
 def test_the_shipped_reference_names_its_engine_and_placement_versions():

@@ -4,7 +4,7 @@ The reproduction page shows the latest finished reproduction sweep; before any h
 finished it shows this stored reference instead (``simulation/reproduction_reference.json``),
 labelled with the engine and placement versions it was computed with. Runs every point of the
 reproduction preset in this process (no database, no worker), so it takes a while:
-about 40 minutes for 2 seeds on one busy core. Recompute it whenever
+about 30 minutes for 8 seeds on 2 processes. Recompute it whenever
 ``ENGINE_VERSION`` or ``PLACEMENT_VERSION`` changes (``--reuse`` keeps the runs
 whose configuration hash, which holds both, still matches).
 """
@@ -65,7 +65,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--seeds", type=int, default=2,
-                            help="Seeds of the Table 4 part (default 2, as docs/domain.md 6.8).")
+                            help="Seeds of every part (default 2; the stored reference "
+                                 "has 8: docs/domain.md 6.8).")
         parser.add_argument("--processes", type=int, default=1)
         parser.add_argument("--output", default=str(reproduction_report.REFERENCE_PATH))
         parser.add_argument("--reuse", action="store_true",
