@@ -436,7 +436,7 @@ def _noise_detail(holds: bool | None, noise: Mapping[str, Any] | None) -> str:
     if holds is None:
         return ""
     if noise is None:
-        return "one seed: no interval, more seeds could turn this verdict"
+        return "fewer than two seeds: no interval, more seeds could turn this verdict"
     closest = noise["closest"]
     pair = (f"{closest['a']} - {closest['b']} {closest['mean']:+.3f} "
             f"± {closest['half_width']:.3f}")
@@ -537,8 +537,8 @@ def _agreement(table4: Mapping[str, Any], orderings: list[dict[str, Any]]) -> di
     unsettled = [c["id"] for c in judged if c["noise"] is None
                  or c["noise"]["verdict"] == OPEN]
     if judged and all(c["noise"] is None for c in judged):
-        sentence += (" The orderings ran on one seed: nothing says whether more seeds would "
-                     "turn them.")
+        sentence += (" The orderings have fewer than two seeds to compare: nothing says "
+                     "whether more seeds would turn them.")
     elif len(unsettled) == 1:
         sentence += (f" The verdict of {unsettled[0]} lies within the seeds' noise: more "
                      "seeds could turn it.")

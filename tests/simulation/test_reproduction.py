@@ -268,13 +268,13 @@ def test_the_published_figures_reproduced_exactly_agree_everywhere():
     assert report["agreement"]["agree"] == report["agreement"]["total"] == 12 + 5
     assert report["agreement"]["sentence"] == (
         "The model agrees with 17 of 17 published figures (12 of 12 Table 4 values within "
-        "0.10, 5 of 5 orderings). The orderings ran on one seed: nothing says whether more "
-        "seeds would turn them.")
+        "0.10, 5 of 5 orderings). The orderings have fewer than two seeds to compare: nothing "
+        "says whether more seeds would turn them.")
     assert {c["id"]: c["holds"] for c in report["orderings"]} == {
         "a1": True, "a2": True, "a3": True, "b1": True, "b2": True}
     assert {c["noise"] is None for c in report["orderings"]} == {True}
     assert report["orderings"][0]["noise_detail"] == (
-        "one seed: no interval, more seeds could turn this verdict")
+        "fewer than two seeds: no interval, more seeds could turn this verdict")
     assert {t["id"]: t["holds"] for t in report["targets"]} == {
         "table4_within": True, "worst_pair_low": True, "diagonal_best": True}
     esc = {r["policy"]: r for r in report["parts"]["escalation_min"]["rows"]}
