@@ -42,8 +42,7 @@ def run_count(seeds: int = DEFAULT_SEEDS) -> int:
 
 def start_info() -> dict[str, Any]:
     """What the start form says: default and largest seeds, and the number of runs each
-    choice of seeds starts (the ordering parts stop growing after 2 seeds, so the count
-    is not a multiple of the seeds)."""
+    choice of seeds starts (every part runs on every seed: 140 runs a seed)."""
     counts = {seeds: run_count(seeds) for seeds in range(1, MAX_SEEDS + 1)}
     return {"default_seeds": DEFAULT_SEEDS, "max_seeds": MAX_SEEDS,
             "run_count": counts[DEFAULT_SEEDS], "run_counts": counts,
