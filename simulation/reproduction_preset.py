@@ -18,7 +18,8 @@ each; every point records ``part``, ``scenario``, ``policy``, ``pattern``,
 
 The ordering parts ran on at most two seeds until 2026-12-06; their runs are short
 (140 per seed with Table 4's), and two seeds give no interval worth the name, so
-they now take the sweep's seeds like Table 4 (``reproduction_noise``).
+they now take the sweep's seeds like Table 4 (``reproduction_noise``). A sweep made
+before then is read with its own ordering seeds (:func:`legacy_ordering_seeds`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from allocation.hyperx.patterns import (
 )
 from simulation.presets import STUDY_MACHINE, STUDY_POLICIES
 
-__all__ = ["DEFAULT_SEEDS", "MAX_SEEDS", "ordering_configs", "reproduction_configs",
+__all__ = ["DEFAULT_SEEDS", "MAX_SEEDS", "legacy_ordering_seeds", "ordering_configs",
+           "reproduction_configs",
            "reproduction_size"]
 
 DEFAULT_SEEDS = 3
@@ -47,19 +49,32 @@ STATIC_RANKS = 64
 STATIC_TRAFFIC = {"packets_per_task": 64, "rate": 1.0}
 
 
-def _check_seeds(seeds: Any) -> int:
+def _check_seeds(seeds: Any, field: str = "seeds") -> int:
     if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= MAX_SEEDS:
-        raise ValueError(f"seeds must be an integer in 1..{MAX_SEEDS}")
+        raise ValueError(f"{field} must be an integer in 1..{MAX_SEEDS}")
     return seeds
 
 
-def reproduction_configs(seeds: int = DEFAULT_SEEDS) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def legacy_ordering_seeds(seeds: int) -> int:
+    """The ordering parts' seeds of a sweep made before 2026-12-06 with ``seeds``.
+
+    >>> legacy_ordering_seeds(1), legacy_ordering_seeds(8)
+    (1, 2)
+    """
+    return min(_check_seeds(seeds), 2)
+
+
+def reproduction_configs(seeds: int = DEFAULT_SEEDS, ordering_seeds: int | None = None,
+                         ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """``(point, config)`` pairs of every run of the reproduction sweep.
 
     Parameters
     ----------
     seeds : int
         Seeds of every part (1..8).
+    ordering_seeds : int, optional
+        Seeds of the two ordering parts when not ``seeds`` (a sweep made before
+        2026-12-06: :func:`legacy_ordering_seeds`).
 
     Examples
     --------
@@ -78,8 +93,10 @@ def reproduction_configs(seeds: int = DEFAULT_SEEDS) -> list[tuple[dict[str, Any
     ValueError: seeds must be an integer in 1..8
     """
     seeds = _check_seeds(seeds)
-    runs = [*_table4_runs(range(seeds)), *_escalation_runs(range(seeds)),
-            *_interference_static_runs(range(seeds))]
+    ordering = range(seeds if ordering_seeds is None
+                     else _check_seeds(ordering_seeds, "ordering_seeds"))
+    runs = [*_table4_runs(range(seeds)), *_escalation_runs(ordering),
+            *_interference_static_runs(ordering)]
     return [_point_and_config(part, fields, extra) for part, fields, extra in runs]
 
 
@@ -143,14 +160,18 @@ def _interference_static_runs(seeds: range) -> list[_Run]:
             for seed in seeds]
 
 
-def reproduction_size(seeds: int = DEFAULT_SEEDS) -> int:
+def reproduction_size(seeds: int = DEFAULT_SEEDS, ordering_seeds: int | None = None) -> int:
     """Number of runs of the reproduction sweep.
 
     >>> reproduction_size(1), reproduction_size(3), reproduction_size(8)
     (140, 420, 1120)
+    >>> reproduction_size(3, ordering_seeds=legacy_ordering_seeds(3))
+    350
     """
     seeds = _check_seeds(seeds)
+    ordering = seeds if ordering_seeds is None else _check_seeds(ordering_seeds,
+                                                                "ordering_seeds")
     n = len(STUDY_POLICIES)
-    return seeds * (n * len(TABLE4_KERNELS) * len(TABLE4_RANKS)
-                    + n * len(ESCALATION_PATTERNS) * len(ESCALATION_REPLICAS)
-                    + n * len(INTERFERENCE_PATTERNS))
+    return (seeds * n * len(TABLE4_KERNELS) * len(TABLE4_RANKS)
+            + ordering * n * (len(ESCALATION_PATTERNS) * len(ESCALATION_REPLICAS)
+                              + len(INTERFERENCE_PATTERNS)))

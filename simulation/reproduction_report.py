@@ -96,10 +96,7 @@ def reference_report() -> dict[str, Any] | None:
         return None
     records = stored["records"]
     seeds = stored.get("seeds")
-    try:
-        expected = [point for point, _ in reproduction_preset.reproduction_configs(seeds)]
-    except ValueError:
-        expected = None
+    expected = _expected(seeds, stored.get("ordering_seeds"))
     body = reproduction.aggregate(records, published(), expected)
     progress = {"total": len(records), "done": len(records), "succeeded": len(records),
                 "failed": 0, "cancelled": 0, "running": 0, "pending": 0, "fraction": 1.0,
@@ -149,9 +146,16 @@ def records(sweep: Sweep) -> list[dict[str, Any]]:
 
 def expected_points(sweep: Sweep) -> list[dict[str, Any]] | None:
     """The points the sweep was created with (so a deleted run shows as missing)."""
-    seeds = seeds_of(sweep)
+    return _expected(seeds_of(sweep), (sweep.parameters or {}).get("ordering_seeds"))
+
+
+def _expected(seeds: Any, ordering_seeds: Any) -> list[dict[str, Any]] | None:
+    """The preset's points for ``seeds``; without ``ordering_seeds`` (a sweep or
+    reference made before 2026-12-06) the ordering parts had at most two seeds."""
     try:
-        items = reproduction_preset.reproduction_configs(seeds)
+        if ordering_seeds is None:
+            ordering_seeds = reproduction_preset.legacy_ordering_seeds(seeds)
+        items = reproduction_preset.reproduction_configs(seeds, ordering_seeds)
     except ValueError:
         return None
     return [point for point, _ in items]

@@ -171,7 +171,8 @@ def start_reproduction(user=None, seeds: int = 3, name: str = "") -> Sweep:
     return _create_sweep(name=name or f"Reproduction of Cano et al. 2026 "
                                       f"({pluralize(seeds, 'seed')})",
                          base={"sides": [8, 8], "concentration": 8},
-                         parameters={"preset": "reproduction", "seeds": seeds}, points=points,
+                         parameters={"preset": "reproduction", "seeds": seeds,
+                                     "ordering_seeds": seeds}, points=points,
                          user=user, preset="reproduction")
 
 

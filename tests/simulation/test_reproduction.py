@@ -392,6 +392,15 @@ def test_preset_points_and_configs():
     assert {p["seed"] for p, _ in inter} == {0, 1, 2}
 
 
+def test_a_sweep_made_before_2026_12_06_had_at_most_two_ordering_seeds():
+    items = reproduction_preset.reproduction_configs(3, ordering_seeds=2)
+    assert len(items) == reproduction_preset.reproduction_size(3, 2) == 70 * 3 + 70 * 2
+    assert {p["seed"] for p, _ in items if p["part"] != "table4"} == {0, 1}
+    assert reproduction_preset.legacy_ordering_seeds(3) == 2
+    with pytest.raises(ValueError, match=r"ordering_seeds must be an integer in 1\.\.8"):
+        reproduction_preset.reproduction_configs(3, ordering_seeds=0)
+
+
 @pytest.mark.parametrize("seeds", [0, 9, "3", True, None])
 def test_preset_refuses_bad_seeds(seeds):
     with pytest.raises(ValueError, match=r"seeds must be an integer in 1\.\.8"):

@@ -76,7 +76,7 @@ def other_sweep(users):
 
 def test_service_creates_one_run_per_point_with_the_engine_defaults(sweep):
     assert sweep.preset == "reproduction" and sweep.run_count == 280
-    assert sweep.parameters == {"preset": "reproduction", "seeds": 2}
+    assert sweep.parameters == {"preset": "reproduction", "seeds": 2, "ordering_seeds": 2}
     assert sweep.runs.count() == 280
     run = sweep.runs.filter(parameters__point__part="table4").order_by("id").first()
     assert run.parameters["point"] == {
@@ -142,6 +142,27 @@ def test_report_api_lists_failed_and_pending_runs(api, sweep):
     assert "wait for runs that are missing, failed or unfinished" in body["agreement"]["sentence"]
 
 
+def test_a_sweep_made_before_the_orderings_took_every_seed_is_read_with_its_own(
+        api, users):
+    """Until 2026-12-06 a sweep ran its orderings on at most two seeds and stored no
+    ``ordering_seeds``: its seed-2 ordering points are not missing runs. A sweep of
+    today that lost such runs still names them."""
+    legacy = services.start_reproduction(users["operator"], seeds=3)
+    today = services.start_reproduction(users["operator"], seeds=3)
+    for sweep in (legacy, today):
+        sweep.runs.filter(parameters__point__seed=2).exclude(
+            parameters__point__part="table4").delete()
+        fill(sweep)
+    legacy.parameters = {"preset": "reproduction", "seeds": 3}
+    legacy.save(update_fields=["parameters"])
+    old = api("viewer").get(f"/api/v1/sweeps/{legacy.pk}/reproduction/").json()
+    assert old["missing"] == [] and old["agreement"]["unknown"] == 0
+    assert old["parts"]["escalation_min"]["seeds"] == [0, 1]
+    new = api("viewer").get(f"/api/v1/sweeps/{today.pk}/reproduction/").json()
+    assert len(new["missing"]) == 70
+    assert {m["status"] for m in new["missing"]} == {"absent"}
+
+
 def test_report_api_permissions_and_404s(api, users, sweep, other_sweep, settings):
     url = f"/api/v1/sweeps/{sweep.pk}/reproduction/"
     assert api(None).get(url).status_code == 401
@@ -167,7 +188,7 @@ def test_start_api(api, django_capture_on_commit_callbacks):
     assert response.status_code == 202, response.content
     body = response.json()
     assert body["preset"] == "reproduction" and body["run_count"] == 140 == len(callbacks)
-    assert body["parameters"] == {"preset": "reproduction", "seeds": 1}
+    assert body["parameters"] == {"preset": "reproduction", "seeds": 1, "ordering_seeds": 1}
     with django_capture_on_commit_callbacks(execute=False):
         default = api("admin").post("/api/v1/sweeps/reproduction/", {}, format="json")
     assert default.status_code == 202 and default.json()["run_count"] == 420

@@ -107,7 +107,8 @@ def test_the_shipped_reference_names_its_engine_and_placement_versions():
     assert stored["engine_version"] == services.ENGINE_VERSION
     assert stored["placement_version"] == services.PLACEMENT_VERSION
     assert stored["run_count"] == len(stored["records"])
-    assert stored["run_count"] == reproduction_preset.reproduction_size(stored["seeds"])
+    assert stored["run_count"] == reproduction_preset.reproduction_size(
+        stored["seeds"], stored["ordering_seeds"])
 
 
 # --------------------------------------------------------------------------

@@ -95,7 +95,7 @@ class Command(BaseCommand):
                 self.stdout.write(f"{done}/{len(work)} {record['point']}")
         records = [records[n] for n in sorted(records)]
         body = {"engine_version": ENGINE_VERSION, "placement_version": PLACEMENT_VERSION,
-                "seeds": options["seeds"],
+                "seeds": options["seeds"], "ordering_seeds": options["seeds"],
                 "computed_at": timezone.now().isoformat(timespec="seconds"),
                 "run_count": len(records), "records": records}
         Path(options["output"]).write_text(json.dumps(body, separators=(",", ":")) + "\n",
