@@ -2,15 +2,15 @@
 
 The reproduction sweep (``simulation/reproduction_preset.py``) runs the two ordering
 parts, escalation with MIN routing and interference with Omni-WAR and static
-targets, on its seeds (at most eight, the stored reference's). Ordering a3 of
+targets, on its ordering seeds (at most 32, the stored reference's). Ordering a3 of
 ``simulation/study_published.json`` ("Diagonal, Random Endpoint and Full Spread are
-close, within 0.05 of each other") and b2 ("Diagonal the best") sit within the eight
-seeds' noise; this script runs the same points on as many seeds as asked, so that
-one can see which way more seeds turn them.
+close, within 0.05 of each other") sits within the noise of 32 seeds; this script
+runs the same points on as many seeds as asked, so that one can see which way more
+seeds turn it.
 
 It runs the parts' points (``reproduction_preset.ordering_configs``) on seeds 0 ..
-``--seeds`` - 1 through the engine, checks that its seeds 0 and 1 give the stored
-reference's cycles (the same runs, so they must), and prints per part each policy's
+``--seeds`` - 1 through the engine, checks that the seeds it shares with the stored
+reference give its cycles (the same runs, so they must), and prints per part each policy's
 time relative to Diagonal (same pattern, replicas and seed; per seed the mean over
 the part's patterns and replicas, then the mean over seeds with its two-sided 95 %
 Student-t interval; lower is better), the same pooled by pattern, and each ordering's

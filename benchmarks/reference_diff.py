@@ -62,8 +62,9 @@ def main() -> None:
     stored = {"old": _load(args.old, args.old_rev), "new": _load(args.new, None)}
     reports = {side: reproduction.aggregate(d["records"], published) for side, d in stored.items()}
     for side, d in stored.items():
-        print(f"{side}: engine {d['engine_version']}, {d['run_count']} runs, {d['seeds']} seeds: "
-              f"{reports[side]['agreement']['sentence']}")
+        ordering = d.get("ordering_seeds", min(d["seeds"], 2))  # 2 at most before 2026-12-06
+        print(f"{side}: engine {d['engine_version']}, {d['run_count']} runs, {d['seeds']} seeds, "
+              f"the orderings on {ordering}: {reports[side]['agreement']['sentence']}")
     pairs = zip(reports["old"]["table4"]["ranks"], reports["new"]["table4"]["ranks"], strict=True)
     for old_rank, new_rank in pairs:
         print(f"\nTable 4, {new_rank['ranks']} ranks, T_diagonal / T_policy "

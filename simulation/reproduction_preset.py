@@ -16,10 +16,13 @@ each; every point records ``part``, ``scenario``, ``policy``, ``pattern``,
   ``uniform`` and ``switch_permutation`` targets (64 packets per task at
   rate 1.0), the same seeds.
 
-The ordering parts ran on at most two seeds until 2026-12-06; their runs are short
-(140 per seed with Table 4's), and two seeds give no interval worth the name, so
-they now take the sweep's seeds like Table 4 (``reproduction_noise``). A sweep made
-before then is read with its own ordering seeds (:func:`legacy_ordering_seeds`).
+The ordering parts ran on at most two seeds until 2026-12-06; two seeds give no
+interval worth the name, so they now take the sweep's seeds like Table 4
+(``reproduction_noise``), or more: their runs are short (70 a seed, as many as Table
+4's, at about a fiftieth of the cost), and the verdicts the reference leaves open on
+8 seeds settle only from 16 on (docs/domain.md 6.8), so ``ordering_seeds`` goes up
+to 32 while Table 4 stops at 8. A sweep made before then is read with its own
+ordering seeds (:func:`legacy_ordering_seeds`).
 """
 
 from __future__ import annotations
@@ -34,12 +37,12 @@ from allocation.hyperx.patterns import (
 )
 from simulation.presets import STUDY_MACHINE, STUDY_POLICIES
 
-__all__ = ["DEFAULT_SEEDS", "MAX_SEEDS", "legacy_ordering_seeds", "ordering_configs",
-           "reproduction_configs",
-           "reproduction_size"]
+__all__ = ["DEFAULT_SEEDS", "MAX_ORDERING_SEEDS", "MAX_SEEDS", "legacy_ordering_seeds",
+           "ordering_configs", "reproduction_configs", "reproduction_size", "runs_per_seed"]
 
 DEFAULT_SEEDS = 3
 MAX_SEEDS = 8
+MAX_ORDERING_SEEDS = 32
 TABLE4_KERNELS = STUDY_KERNELS
 TABLE4_RANKS = (64, 128)
 ESCALATION_PATTERNS = (UNIFORM, PERMUTATION)
@@ -49,10 +52,17 @@ STATIC_RANKS = 64
 STATIC_TRAFFIC = {"packets_per_task": 64, "rate": 1.0}
 
 
-def _check_seeds(seeds: Any, field: str = "seeds") -> int:
-    if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= MAX_SEEDS:
-        raise ValueError(f"{field} must be an integer in 1..{MAX_SEEDS}")
+def _check_seeds(seeds: Any, field: str = "seeds", maximum: int = MAX_SEEDS) -> int:
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= maximum:
+        raise ValueError(f"{field} must be an integer in 1..{maximum}")
     return seeds
+
+
+def _ordering_seeds(seeds: int, ordering_seeds: Any) -> int:
+    """The ordering parts' seeds: ``seeds`` unless given (1..32)."""
+    if ordering_seeds is None:
+        return seeds
+    return _check_seeds(ordering_seeds, "ordering_seeds", MAX_ORDERING_SEEDS)
 
 
 def legacy_ordering_seeds(seeds: int) -> int:
@@ -71,10 +81,10 @@ def reproduction_configs(seeds: int = DEFAULT_SEEDS, ordering_seeds: int | None 
     Parameters
     ----------
     seeds : int
-        Seeds of every part (1..8).
+        Seeds of Table 4 (1..8), and of the ordering parts unless ``ordering_seeds``.
     ordering_seeds : int, optional
-        Seeds of the two ordering parts when not ``seeds`` (a sweep made before
-        2026-12-06: :func:`legacy_ordering_seeds`).
+        Seeds of the two ordering parts (1..32) when not ``seeds``; a sweep made
+        before 2026-12-06 had :func:`legacy_ordering_seeds`.
 
     Examples
     --------
@@ -91,10 +101,13 @@ def reproduction_configs(seeds: int = DEFAULT_SEEDS, ordering_seeds: int | None 
     Traceback (most recent call last):
     ...
     ValueError: seeds must be an integer in 1..8
+    >>> reproduction_configs(8, ordering_seeds=33)
+    Traceback (most recent call last):
+    ...
+    ValueError: ordering_seeds must be an integer in 1..32
     """
     seeds = _check_seeds(seeds)
-    ordering = range(seeds if ordering_seeds is None
-                     else _check_seeds(ordering_seeds, "ordering_seeds"))
+    ordering = range(_ordering_seeds(seeds, ordering_seeds))
     runs = [*_table4_runs(range(seeds)), *_escalation_runs(ordering),
             *_interference_static_runs(ordering)]
     return [_point_and_config(part, fields, extra) for part, fields, extra in runs]
@@ -102,7 +115,7 @@ def reproduction_configs(seeds: int = DEFAULT_SEEDS, ordering_seeds: int | None 
 
 def ordering_configs(seeds: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """``(point, config)`` pairs of the two ordering parts on seeds ``0 .. seeds - 1``:
-    the sweep's own runs for its seeds and more (the sweep makes at most eight;
+    the sweep's own runs for its ordering seeds and more (the sweep makes at most 32;
     ``benchmarks/ordering_seeds.py``).
 
     >>> items = ordering_configs(3)
@@ -167,11 +180,21 @@ def reproduction_size(seeds: int = DEFAULT_SEEDS, ordering_seeds: int | None = N
     (140, 420, 1120)
     >>> reproduction_size(3, ordering_seeds=legacy_ordering_seeds(3))
     350
+    >>> reproduction_size(8, ordering_seeds=32)
+    2800
     """
+    table4, ordering = runs_per_seed()
     seeds = _check_seeds(seeds)
-    ordering = seeds if ordering_seeds is None else _check_seeds(ordering_seeds,
-                                                                "ordering_seeds")
+    return seeds * table4 + _ordering_seeds(seeds, ordering_seeds) * ordering
+
+
+def runs_per_seed() -> tuple[int, int]:
+    """Runs each Table 4 seed and each ordering seed adds.
+
+    >>> runs_per_seed()
+    (70, 70)
+    """
     n = len(STUDY_POLICIES)
-    return (seeds * n * len(TABLE4_KERNELS) * len(TABLE4_RANKS)
-            + ordering * n * (len(ESCALATION_PATTERNS) * len(ESCALATION_REPLICAS)
-                              + len(INTERFERENCE_PATTERNS)))
+    return (n * len(TABLE4_KERNELS) * len(TABLE4_RANKS),
+            n * (len(ESCALATION_PATTERNS) * len(ESCALATION_REPLICAS)
+                 + len(INTERFERENCE_PATTERNS)))

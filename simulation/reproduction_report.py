@@ -36,18 +36,17 @@ def published() -> dict[str, Any]:
     return copy.deepcopy(_published())
 
 
-def run_count(seeds: int = DEFAULT_SEEDS) -> int:
-    return reproduction_preset.reproduction_size(seeds)
+MAX_ORDERING_SEEDS = reproduction_preset.MAX_ORDERING_SEEDS
 
 
 def start_info() -> dict[str, Any]:
-    """What the start form says: default and largest seeds, and the number of runs each
-    choice of seeds starts (every part runs on every seed: 140 runs a seed)."""
-    counts = {seeds: run_count(seeds) for seeds in range(1, MAX_SEEDS + 1)}
+    """What the start form says: default and largest seeds of each kind, and the runs a
+    seed of each adds (the form's script counts the runs a choice starts from these)."""
+    table4, ordering = reproduction_preset.runs_per_seed()
     return {"default_seeds": DEFAULT_SEEDS, "max_seeds": MAX_SEEDS,
-            "run_count": counts[DEFAULT_SEEDS], "run_counts": counts,
-            "run_counts_json": json.dumps(counts),
-            "runs_per_seed": counts[MAX_SEEDS] - counts[MAX_SEEDS - 1]}
+            "max_ordering_seeds": MAX_ORDERING_SEEDS,
+            "run_count": reproduction_preset.reproduction_size(DEFAULT_SEEDS),
+            "table4_runs_per_seed": table4, "ordering_runs_per_seed": ordering}
 
 
 def sweeps(user):
@@ -96,7 +95,8 @@ def reference_report() -> dict[str, Any] | None:
         return None
     records = stored["records"]
     seeds = stored.get("seeds")
-    expected = _expected(seeds, stored.get("ordering_seeds"))
+    ordering_seeds = ordering_seeds_of(seeds, stored.get("ordering_seeds"))
+    expected = _expected(seeds, ordering_seeds)
     body = reproduction.aggregate(records, published(), expected)
     progress = {"total": len(records), "done": len(records), "succeeded": len(records),
                 "failed": 0, "cancelled": 0, "running": 0, "pending": 0, "fraction": 1.0,
@@ -105,6 +105,7 @@ def reference_report() -> dict[str, Any] | None:
     placement = stored.get("placement_version")
     current = engine == services.ENGINE_VERSION and placement == services.PLACEMENT_VERSION
     return {"sweep": {"id": None, "name": "stored reference", "seeds": seeds,
+                      "ordering_seeds": ordering_seeds,
                       "run_count": len(records), "created_at": stored.get("computed_at"),
                       "user": None, "page": None, "engine_versions": [engine],
                       "placement_versions": [placement] if placement else [],
@@ -131,6 +132,17 @@ def seeds_of(sweep: Sweep) -> int | None:
     return seeds if isinstance(seeds, int) and not isinstance(seeds, bool) else None
 
 
+def ordering_seeds_of(seeds: Any, ordering_seeds: Any) -> int | None:
+    """The ordering parts' seeds of a sweep or reference stored with these parameters
+    (before 2026-12-06 none was stored: :func:`reproduction_preset.legacy_ordering_seeds`)."""
+    if ordering_seeds is None:
+        try:
+            return reproduction_preset.legacy_ordering_seeds(seeds)
+        except ValueError:
+            return None
+    return ordering_seeds if isinstance(ordering_seeds, int) else None
+
+
 def records(sweep: Sweep) -> list[dict[str, Any]]:
     """One record per run: its point, status, error and headline times."""
     out = []
@@ -144,17 +156,11 @@ def records(sweep: Sweep) -> list[dict[str, Any]]:
     return out
 
 
-def expected_points(sweep: Sweep) -> list[dict[str, Any]] | None:
-    """The points the sweep was created with (so a deleted run shows as missing)."""
-    return _expected(seeds_of(sweep), (sweep.parameters or {}).get("ordering_seeds"))
-
-
 def _expected(seeds: Any, ordering_seeds: Any) -> list[dict[str, Any]] | None:
-    """The preset's points for ``seeds``; without ``ordering_seeds`` (a sweep or
-    reference made before 2026-12-06) the ordering parts had at most two seeds."""
+    """The preset's points for ``seeds`` and ``ordering_seeds``."""
+    if ordering_seeds is None:
+        return None
     try:
-        if ordering_seeds is None:
-            ordering_seeds = reproduction_preset.legacy_ordering_seeds(seeds)
         items = reproduction_preset.reproduction_configs(seeds, ordering_seeds)
     except ValueError:
         return None
@@ -164,8 +170,13 @@ def _expected(seeds: Any, ordering_seeds: Any) -> list[dict[str, Any]] | None:
 def report(sweep: Sweep) -> dict[str, Any]:
     """The aggregation of the sweep's runs against the published figures, with the
     sweep's identity and progress."""
-    body = reproduction.aggregate(records(sweep), published(), expected_points(sweep))
-    sweep_info = {"id": sweep.pk, "name": sweep.name, "seeds": seeds_of(sweep),
+    seeds = seeds_of(sweep)
+    ordering_seeds = ordering_seeds_of(seeds, (sweep.parameters or {}).get("ordering_seeds"))
+    # The points the sweep was created with, so that a deleted run shows as missing.
+    expected = _expected(seeds, ordering_seeds)
+    body = reproduction.aggregate(records(sweep), published(), expected)
+    sweep_info = {"id": sweep.pk, "name": sweep.name, "seeds": seeds,
+                  "ordering_seeds": ordering_seeds,
                   "run_count": sweep.run_count, "created_at": sweep.created_at,
                   "user": sweep.user.username if sweep.user_id else None,
                   "page": sweep.get_absolute_url(), **model_versions(sweep)}

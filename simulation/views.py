@@ -283,7 +283,8 @@ class ReproductionView(RoleRequiredMixin, View):
 
 
 class ReproductionStartView(RoleRequiredMixin, View):
-    """The start button of the reproduction page (``seeds`` 1..8)."""
+    """The start button of the reproduction page (``seeds`` 1..8, ``ordering_seeds``
+    1..32 or blank for the same as ``seeds``)."""
 
     required_role = Role.OPERATOR
 
@@ -292,12 +293,14 @@ class ReproductionStartView(RoleRequiredMixin, View):
 
     def post(self, request):
         raw = request.POST.get("seeds", "").strip()
+        raw_ordering = request.POST.get("ordering_seeds", "").strip()
         try:
             if not raw:
                 raise ValidationError({"seeds": [
                     f"required: an integer in 1..{reproduction_report.MAX_SEEDS}"]})
             sweep = services.start_reproduction(
-                request.user, seeds=int(raw) if raw.isdecimal() else raw)
+                request.user, seeds=_integer_or_text(raw),
+                ordering_seeds=_integer_or_text(raw_ordering) if raw_ordering else None)
         except ValidationError as exc:
             for field, problems in exc.message_dict.items():
                 messages.error(request, f"{field}: {'; '.join(problems)}")
@@ -305,6 +308,11 @@ class ReproductionStartView(RoleRequiredMixin, View):
         messages.success(request, f"Started reproduction sweep {sweep.pk}: "
                                   f"{sweep.run_count} runs.")
         return redirect(f"{resolve_url('simulation:reproduction')}?sweep={sweep.pk}")
+
+
+def _integer_or_text(raw: str) -> int | str:
+    """A form field as the integer it spells, else as given (the service names it)."""
+    return int(raw) if raw.isdecimal() else raw
 
 
 # --------------------------------------------------------------------------

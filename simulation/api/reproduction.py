@@ -13,7 +13,7 @@ from hxportal.roles import Role
 from hxportal.validators import no_control_characters
 from simulation import reproduction_report, services
 from simulation.api.serializers import SweepProgressSerializer, SweepSerializer
-from simulation.reproduction_preset import DEFAULT_SEEDS, MAX_SEEDS
+from simulation.reproduction_preset import DEFAULT_SEEDS, MAX_ORDERING_SEEDS, MAX_SEEDS
 
 # --------------------------------------------------------------------------
 # Request and response shapes (documentation and validation)
@@ -22,7 +22,13 @@ from simulation.reproduction_preset import DEFAULT_SEEDS, MAX_SEEDS
 class ReproductionStartSerializer(serializers.Serializer):
     seeds = serializers.IntegerField(
         min_value=1, max_value=MAX_SEEDS, default=DEFAULT_SEEDS,
-        help_text="Seeds (0, 1, ...) of every part: Table 4 and the two orderings.")
+        help_text="Seeds (0, 1, ...) of Table 4, and of the two ordering parts unless "
+                  "ordering_seeds is given: 70 runs a seed.")
+    ordering_seeds = serializers.IntegerField(
+        min_value=1, max_value=MAX_ORDERING_SEEDS, required=False, allow_null=True,
+        default=None,
+        help_text="Seeds of the two ordering parts (70 short runs a seed); default: seeds. "
+                  "The reference's open verdicts settle from 16 on.")
     name = serializers.CharField(max_length=128, required=False, allow_blank=True,
                                  validators=[no_control_characters], default="")
 
@@ -214,7 +220,10 @@ class _Source(serializers.Serializer):
 class _SweepInfo(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
-    seeds = serializers.IntegerField(allow_null=True)
+    seeds = serializers.IntegerField(allow_null=True, help_text="Table 4's seeds.")
+    ordering_seeds = serializers.IntegerField(
+        allow_null=True, help_text="The ordering parts' seeds (at most 2 in a sweep made "
+                                   "before 2026-12-06).")
     run_count = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     user = serializers.CharField(allow_null=True)
@@ -260,6 +269,7 @@ class ReproductionStartView(APIView):
     def post(self, request):
         data = validated(ReproductionStartSerializer, request)
         sweep = services.start_reproduction(request.user, seeds=data["seeds"],
+                                            ordering_seeds=data["ordering_seeds"],
                                             name=data["name"])
         body = SweepSerializer(sweep, context={"request": request}).data
         return Response(body, status=status.HTTP_202_ACCEPTED)

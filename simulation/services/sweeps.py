@@ -161,18 +161,24 @@ def start_study(*, user=None, scale: int = 1, name: str = "") -> Sweep:
                          user=user, preset="study")
 
 
-def start_reproduction(user=None, seeds: int = 3, name: str = "") -> Sweep:
-    """The reproduction report's runs (:mod:`simulation.reproduction_preset`) as one sweep."""
+def start_reproduction(user=None, seeds: int = 3, name: str = "",
+                       ordering_seeds: int | None = None) -> Sweep:
+    """The reproduction report's runs (:mod:`simulation.reproduction_preset`) as one
+    sweep: Table 4 on ``seeds`` seeds, the two ordering parts on ``ordering_seeds``
+    (``seeds`` unless given)."""
     try:
-        items = reproduction_preset.reproduction_configs(seeds)
-    except ValueError as exc:
-        raise ValidationError({"seeds": [str(exc)]}) from None
+        items = reproduction_preset.reproduction_configs(seeds, ordering_seeds)
+    except ValueError as exc:  # the message starts with the field it names
+        field = "ordering_seeds" if str(exc).startswith("ordering_seeds") else "seeds"
+        raise ValidationError({field: [str(exc)]}) from None
+    ordering = seeds if ordering_seeds is None else ordering_seeds
     points = [(point, validate_config(config)) for point, config in items]
-    return _create_sweep(name=name or f"Reproduction of Cano et al. 2026 "
-                                      f"({pluralize(seeds, 'seed')})",
+    label = (pluralize(seeds, "seed") if ordering == seeds
+             else f"{pluralize(seeds, 'seed')}, orderings on {ordering}")
+    return _create_sweep(name=name or f"Reproduction of Cano et al. 2026 ({label})",
                          base={"sides": [8, 8], "concentration": 8},
                          parameters={"preset": "reproduction", "seeds": seeds,
-                                     "ordering_seeds": seeds}, points=points,
+                                     "ordering_seeds": ordering}, points=points,
                          user=user, preset="reproduction")
 
 

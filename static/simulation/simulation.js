@@ -134,17 +134,30 @@
       (p.cancelled ? `, ${p.cancelled} cancelled)` : ")");
   }
 
-  // The reproduction start form: how many runs the chosen number of seeds starts.
+  // The reproduction start form: how many runs the chosen seeds start (Table 4's
+  // seeds, and the ordering parts' seeds, the same when left blank).
   function runCount(form) {
-    const counts = JSON.parse(form.dataset.runCounts || "{}");
-    const input = form.querySelector("input[name=seeds]");
+    const table4 = parseInt(form.dataset.table4Runs, 10);
+    const ordering = parseInt(form.dataset.orderingRuns, 10);
+    const seeds = form.querySelector("input[name=seeds]");
+    const orderingSeeds = form.querySelector("input[name=ordering_seeds]");
     const output = form.querySelector("[data-testid=reproduction-run-count]");
-    if (!input || !output) return;
+    if (!seeds || !orderingSeeds || !output) return;
+    const within = (input, value) => Number.isInteger(value) && value >= parseInt(input.min, 10) &&
+      value <= parseInt(input.max, 10);
     const update = () => {
-      const count = counts[String(parseInt(input.value, 10))];
-      output.textContent = count ? plural(count, "run") : "no run: choose 1 to " + input.max + " seeds";
+      const n = Number(seeds.value);
+      const m = orderingSeeds.value.trim() === "" ? n : Number(orderingSeeds.value);
+      if (!within(seeds, n)) {
+        output.textContent = "no run: choose 1 to " + seeds.max + " seeds";
+      } else if (!within(orderingSeeds, m)) {
+        output.textContent = "no run: choose 1 to " + orderingSeeds.max + " ordering seeds";
+      } else {
+        output.textContent = plural(n * table4 + m * ordering, "run");
+      }
     };
-    input.addEventListener("input", update);
+    seeds.addEventListener("input", update);
+    orderingSeeds.addEventListener("input", update);
     update();
   }
 
@@ -176,7 +189,7 @@
     for (const form of document.querySelectorAll("form[data-validate-url]")) liveValidation(form);
     for (const box of document.querySelectorAll("[data-sim-poll][data-run-url]")) pollRun(box);
     for (const box of document.querySelectorAll("[data-sim-poll][data-sweep-url]")) pollSweep(box);
-    for (const form of document.querySelectorAll("form[data-run-counts]")) runCount(form);
+    for (const form of document.querySelectorAll("form[data-table4-runs]")) runCount(form);
     // Lists with runs in progress ([data-sim-refresh]) reload: static/hxportal/app.js.
   });
 })();

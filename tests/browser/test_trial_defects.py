@@ -105,6 +105,15 @@ def test_the_reproduction_start_form_says_what_will_run(browser_page, login):
     page.fill("[data-testid=reproduction-seeds]", "1")
     page.wait_for_function("() => document.querySelector("
                            "'[data-testid=reproduction-run-count]').textContent === '140 runs'")
+    page.fill("[data-testid=reproduction-ordering-seeds]", "16")  # 70 + 16 x 70
+    page.wait_for_function("() => document.querySelector("
+                           "'[data-testid=reproduction-run-count]').textContent === '1,190 runs'")
+    page.fill("[data-testid=reproduction-ordering-seeds]", "33")
+    page.wait_for_function("() => document.querySelector('[data-testid=reproduction-run-count]')"
+                           ".textContent === 'no run: choose 1 to 32 ordering seeds'")
+    page.fill("[data-testid=reproduction-ordering-seeds]", "")  # blank: as many as seeds
+    page.wait_for_function("() => document.querySelector("
+                           "'[data-testid=reproduction-run-count]').textContent === '140 runs'")
     assert "420" not in page.locator("[data-testid=reproduction-start]").inner_text()
     shoot(page, "reproduction")
     page.click("[data-testid=reproduction-start]")

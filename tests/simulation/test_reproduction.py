@@ -397,7 +397,7 @@ def test_a_sweep_made_before_2026_12_06_had_at_most_two_ordering_seeds():
     assert len(items) == reproduction_preset.reproduction_size(3, 2) == 70 * 3 + 70 * 2
     assert {p["seed"] for p, _ in items if p["part"] != "table4"} == {0, 1}
     assert reproduction_preset.legacy_ordering_seeds(3) == 2
-    with pytest.raises(ValueError, match=r"ordering_seeds must be an integer in 1\.\.8"):
+    with pytest.raises(ValueError, match=r"ordering_seeds must be an integer in 1\.\.32"):
         reproduction_preset.reproduction_configs(3, ordering_seeds=0)
 
 
@@ -454,11 +454,14 @@ def test_the_reference_command_reuses_what_this_engine_already_ran(tmp_path, cap
                          "completion_cycles": -1}
     path = tmp_path / "reference.json"
     path.write_text(json.dumps(stored), encoding="utf-8")
-    call_command("hx_reproduction_reference", "--seeds", str(stored["seeds"]), "--reuse",
+    call_command("hx_reproduction_reference", "--seeds", str(stored["seeds"]),
+                 "--ordering-seeds", str(stored["ordering_seeds"]), "--reuse",
                  "--output", str(path))
     assert f"{len(records) - 1} runs reused, 1 to simulate" in capsys.readouterr().out
     written = json.loads(path.read_text(encoding="utf-8"))
     assert written["placement_version"] == stored["placement_version"]
+    assert (written["seeds"], written["ordering_seeds"]) == (stored["seeds"],
+                                                             stored["ordering_seeds"])
     again = written["records"]
     assert again[cheapest]["completion_cycles"] > 0
     assert [r["completion_cycles"] for i, r in enumerate(again) if i != cheapest] == \

@@ -93,7 +93,28 @@ def test_service_creates_one_run_per_point_with_the_engine_defaults(sweep):
 def test_service_names_the_seeds_field(users, seeds):
     with pytest.raises(ValidationError) as info:
         services.start_reproduction(users["operator"], seeds=seeds)
-    assert "seeds" in info.value.message_dict
+    assert list(info.value.message_dict) == ["seeds"]
+    assert not Sweep.objects.exists()
+
+
+def test_the_ordering_parts_take_their_own_seeds(users):
+    sweep = services.start_reproduction(users["operator"], seeds=2, ordering_seeds=32)
+    assert sweep.run_count == sweep.runs.count() == 2 * 70 + 32 * 70
+    assert sweep.parameters == {"preset": "reproduction", "seeds": 2, "ordering_seeds": 32}
+    assert sweep.name == "Reproduction of Cano et al. 2026 (2 seeds, orderings on 32)"
+    seeds = {part: set(sweep.runs.filter(parameters__point__part=part)
+                       .values_list("parameters__point__seed", flat=True))
+             for part in ("table4", "escalation_min", "interference_static")}
+    assert seeds == {"table4": {0, 1}, "escalation_min": set(range(32)),
+                     "interference_static": set(range(32))}
+
+
+@pytest.mark.parametrize("ordering_seeds", [0, 33, "x", True])
+def test_service_names_the_ordering_seeds_field(users, ordering_seeds):
+    with pytest.raises(ValidationError) as info:
+        services.start_reproduction(users["operator"], seeds=2, ordering_seeds=ordering_seeds)
+    assert info.value.message_dict == {
+        "ordering_seeds": ["ordering_seeds must be an integer in 1..32"]}
     assert not Sweep.objects.exists()
 
 
@@ -192,6 +213,11 @@ def test_start_api(api, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False):
         default = api("admin").post("/api/v1/sweeps/reproduction/", {}, format="json")
     assert default.status_code == 202 and default.json()["run_count"] == 420
+    with django_capture_on_commit_callbacks(execute=False):
+        more = api("operator").post("/api/v1/sweeps/reproduction/",
+                                    {"seeds": 1, "ordering_seeds": 16}, format="json")
+    assert more.status_code == 202 and more.json()["run_count"] == 70 + 16 * 70
+    assert more.json()["parameters"]["ordering_seeds"] == 16
 
 
 @pytest.mark.parametrize("seeds", [0, 9, "x", None, 2.5])
@@ -200,6 +226,16 @@ def test_start_api_refuses_bad_seeds_naming_the_field(api, seeds):
                                     format="json")
     assert response.status_code == 400, response.content
     assert "seeds" in response.json()["errors"]
+    assert not Sweep.objects.exists()
+
+
+@pytest.mark.parametrize("ordering_seeds", [0, 33, "x", 2.5])
+def test_start_api_refuses_bad_ordering_seeds_naming_the_field(api, ordering_seeds):
+    response = api("operator").post("/api/v1/sweeps/reproduction/",
+                                    {"seeds": 1, "ordering_seeds": ordering_seeds},
+                                    format="json")
+    assert response.status_code == 400, response.content
+    assert list(response.json()["errors"]) == ["ordering_seeds"]
     assert not Sweep.objects.exists()
 
 
@@ -252,7 +288,8 @@ def test_empty_state_explains_and_offers_the_start_button_to_operators(client_fo
     assert "reproduction-form" not in text and "An operator can start it." in text
     operator = client_for("operator").get("/simulation/reproduction/").content.decode()
     assert 'data-testid="reproduction-form"' in operator
-    assert 'for="seeds">420 runs</output>' in operator
+    assert ('for="reproduction-seeds reproduction-ordering-seeds">420 runs</output>'
+            in operator)
 
 
 def test_page_shows_the_table_orderings_and_targets(client_for, sweep):
@@ -368,6 +405,27 @@ def test_start_button(client_for):
     page = operator.get(response["Location"]).content.decode()
     assert f"Started reproduction sweep {created.pk}: 140 runs." in page
     assert operator.get("/simulation/reproduction/start/").status_code == 302
+
+
+def test_start_button_with_ordering_seeds(client_for):
+    operator = client_for("operator")
+    response = operator.post("/simulation/reproduction/start/",
+                             {"seeds": "1", "ordering_seeds": "16"})
+    created = Sweep.objects.get()
+    assert response.status_code == 302 and created.run_count == 70 + 16 * 70
+    page = operator.get(response["Location"]).content.decode()
+    assert '<span data-testid="reproduction-seeds-used">1 seed, the orderings on 16</span>' in page
+
+
+@pytest.mark.parametrize("ordering_seeds", ["0", "33", "x", "²", "-1"])
+def test_start_button_refuses_bad_ordering_seeds(client_for, ordering_seeds):
+    operator = client_for("operator")
+    response = operator.post("/simulation/reproduction/start/",
+                             {"seeds": "1", "ordering_seeds": ordering_seeds})
+    assert response.status_code == 302 and response["Location"] == "/simulation/reproduction/"
+    page = operator.get("/simulation/reproduction/").content.decode()
+    assert "ordering_seeds: " in page
+    assert not Sweep.objects.exists()
 
 
 @pytest.mark.parametrize("seeds", ["0", "9", "x", "", "²", "-1"])

@@ -48,12 +48,15 @@ def test_sides_typed_as_numbers_are_read_as_typed(client_for, sides, parsed):
 def test_the_start_form_states_the_runs_each_choice_of_seeds_starts(client_for, users):
     html = client_for("operator").get("/simulation/reproduction/").content.decode()
     form = html[html.index('data-testid="reproduction-form"'):]
-    counts = json.loads(form.split('data-run-counts="', 1)[1].split('"', 1)[0]
-                        .replace("&quot;", '"'))
-    for seeds in (1, 2, 3, 8):
-        sweep = services.start_reproduction(users["operator"], seeds=seeds)
-        assert counts[str(seeds)] == sweep.runs.count() == sweep.run_count
-    assert "1 → 140 · 2 → 280 · 3 → 420" in form and "Each seed adds 140 runs" in form
+    table4 = int(form.split('data-table4-runs="', 1)[1].split('"', 1)[0])
+    ordering = int(form.split('data-ordering-runs="', 1)[1].split('"', 1)[0])
+    for seeds, ordering_seeds in ((1, None), (2, None), (3, None), (8, None), (1, 32), (8, 2)):
+        sweep = services.start_reproduction(users["operator"], seeds=seeds,
+                                            ordering_seeds=ordering_seeds)
+        expected = seeds * table4 + (ordering_seeds or seeds) * ordering
+        assert expected == sweep.runs.count() == sweep.run_count
+    assert "A seed adds 70 Table 4 runs (1 to 8 seeds)" in form
+    assert "an ordering seed adds 70 runs of the two ordering parts (1 to 32" in form
     assert "Start the reproduction sweep</button>" in form  # no number that may not hold
 
 
@@ -109,6 +112,15 @@ def test_the_shipped_reference_names_its_engine_and_placement_versions():
     assert stored["run_count"] == len(stored["records"])
     assert stored["run_count"] == reproduction_preset.reproduction_size(
         stored["seeds"], stored["ordering_seeds"])
+
+
+def test_the_shipped_reference_says_how_many_seeds_each_part_ran(client_for):
+    stored = json.loads(reproduction_report.REFERENCE_PATH.read_text())
+    assert stored["ordering_seeds"] > stored["seeds"]  # the cheap parts on more seeds
+    reproduction_report._reference.cache_clear()
+    html = client_for("viewer").get("/simulation/reproduction/").content.decode()
+    assert (f'<span data-testid="reproduction-seeds-used">{stored["seeds"]} seeds, the '
+            f'orderings on {stored["ordering_seeds"]}</span>') in html
 
 
 # --------------------------------------------------------------------------
