@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -25,30 +24,9 @@ import time
 from pathlib import Path
 
 from _databases import fresh_postgres
+from _workers import start_worker, stop_worker
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _worker(processes: int, env: dict[str, str], log: Path) -> subprocess.Popen:
-    """Start a worker and return it once it says it is ready (engine warmed)."""
-    out = log.open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "hxportal", "worker", "--loglevel=INFO",
-         f"--concurrency={processes}", "--pool=prefork", "--without-gossip",
-         "--without-mingle", "--without-heartbeat", "-n", f"bench-{processes}@%h"],
-        cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while "ready." not in log.read_text():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"worker did not start:\n{log.read_text()[-2000:]}")
-        time.sleep(0.2)
-    return proc
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=60)
 
 
 def _sample(runs: int) -> tuple[list[dict], int]:
@@ -69,7 +47,7 @@ def _round(processes: int, configs: list[dict], env: dict[str, str], log: Path) 
     SimulationRun.objects.all().delete()  # no stored result to reuse between rounds
     app.control.purge()
     ids = [services.start_run(config).pk for config in configs]
-    proc = _worker(processes, env, log)
+    proc = start_worker(processes, env, log)
     start = time.monotonic()
     try:
         while SimulationRun.objects.filter(pk__in=ids).exclude(
@@ -77,7 +55,7 @@ def _round(processes: int, configs: list[dict], env: dict[str, str], log: Path) 
             time.sleep(0.5)
         wall = time.monotonic() - start
     finally:
-        _stop(proc)
+        stop_worker(proc)
     rows = list(SimulationRun.objects.filter(pk__in=ids).values_list("status", "result"))
     engine = sum((result or {}).get("wall_seconds", 0.0) for _, result in rows)
     failed = sum(status != "succeeded" for status, _ in rows)

@@ -19,9 +19,9 @@ each; every point records ``part``, ``scenario``, ``policy``, ``pattern``,
 The ordering parts ran on at most two seeds until 2026-12-06; two seeds give no
 interval worth the name, so they now take the sweep's seeds like Table 4
 (``reproduction_noise``), or more: their runs are short (70 a seed, as many as Table
-4's, at about a fiftieth of the cost), and the verdicts the reference leaves open on
-8 seeds settle only from 16 on (docs/domain.md 6.8), so ``ordering_seeds`` goes up
-to 32 while Table 4 stops at 8. A sweep made before then is read with its own
+4's, at about a sixtieth of the cost), and b2's verdict, open on 8 seeds, settles
+only from 16 on (docs/domain.md 6.8), so ``ordering_seeds`` goes up to 32 while
+Table 4 stops at 8. A sweep made before then is read with its own
 ordering seeds (:func:`legacy_ordering_seeds`).
 """
 

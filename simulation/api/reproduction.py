@@ -28,7 +28,8 @@ class ReproductionStartSerializer(serializers.Serializer):
         min_value=1, max_value=MAX_ORDERING_SEEDS, required=False, allow_null=True,
         default=None,
         help_text="Seeds of the two ordering parts (70 short runs a seed); default: seeds. "
-                  "The reference's open verdicts settle from 16 on.")
+                  "More seeds narrow the intervals that say whether a verdict could turn; "
+                  "the stored reference has 32.")
     name = serializers.CharField(max_length=128, required=False, allow_blank=True,
                                  validators=[no_control_characters], default="")
 

@@ -1,0 +1,148 @@
+"""The reproduction sweep through the portal: what a seed of each part costs a worker.
+
+Why: the two ordering parts take up to 32 seeds (``ordering_seeds``) because their
+runs are short, about a sixtieth of a Table 4 run in the engine; through the portal
+each run also pays for its task, its row lock and its result's write, which weigh
+more on a short run. This starts the reproduction sweep through the service
+(``simulation.services.start_reproduction``) against PostgreSQL and Redis, lets a
+real prefork worker run it, and prints per part: the runs, the wall time from the
+part's first start to its last finish, the worker seconds per run (finished -
+started), the engine seconds per run (the runs' own ``wall_seconds``), and the same
+part's runs simulated in this process (an evenly spaced sample: the baseline,
+measured in the same invocation) with the ratio of the two per run.
+
+Usage: python benchmarks/bench_reproduction_sweep.py [--seeds 1] [--ordering-seeds 32]
+       [--processes 2] [--baseline-runs 14]
+       [--database-url postgres://postgres@127.0.0.1:5432/postgres]
+       [--broker redis://127.0.0.1:6379/13]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from _databases import fresh_postgres
+from _workers import start_worker, stop_worker
+
+ROOT = Path(__file__).resolve().parent.parent
+PARTS = ("table4", "escalation_min", "interference_static")
+
+
+def part_summary(rows: list[tuple[str, datetime, datetime, float]]) -> dict[str, dict]:
+    """Per part, from ``(part, started, finished, engine seconds)`` per finished run:
+    runs, wall from the first start to the last finish, worker and engine seconds per
+    run."""
+    by_part: dict[str, list] = defaultdict(list)
+    for part, started, finished, engine in rows:
+        by_part[part].append((started, finished, engine))
+    out = {}
+    for part, runs in by_part.items():
+        n = len(runs)
+        out[part] = {"runs": n,
+                     "wall": (max(f for _, f, _ in runs) - min(s for s, _, _ in runs))
+                     .total_seconds(),
+                     "worker_per_run": sum((f - s).total_seconds() for s, f, _ in runs) / n,
+                     "engine_per_run": sum(e for _, _, e in runs) / n}
+    return out
+
+
+def _in_process(items: list[tuple[dict, dict]], per_part: int) -> dict[str, float]:
+    """Seconds per run of an evenly spaced sample of each part, simulated here."""
+    from simulation import services
+
+    out = {}
+    for part in PARTS:
+        configs = [config for point, config in items if point["part"] == part]
+        step = max(1, len(configs) // per_part)
+        sample = configs[::step][:per_part]
+        start = time.perf_counter()
+        for config in sample:
+            services.simulate_inline(config)
+        out[part] = (time.perf_counter() - start) / len(sample)
+    return out
+
+
+def _sweep_round(seeds: int, ordering_seeds: int, processes: int, env: dict[str, str],
+                 log: Path) -> tuple[float, dict[str, dict], int]:
+    """Start the sweep, let a worker of ``processes`` run it; wall, parts, failures."""
+    from hxportal.celery import app
+    from hxportal.models import TERMINAL_RUN_STATUSES
+    from simulation import services
+    from simulation.models import SimulationRun
+
+    app.control.purge()
+    sweep = services.start_reproduction(seeds=seeds, ordering_seeds=ordering_seeds)
+    proc = start_worker(processes, env, log)
+    start = time.monotonic()
+    try:
+        while sweep.runs.exclude(status__in=TERMINAL_RUN_STATUSES).exists():
+            time.sleep(1.0)
+        wall = time.monotonic() - start
+    finally:
+        stop_worker(proc)
+    runs = SimulationRun.objects.filter(sweep=sweep)
+    rows = [(parameters["point"]["part"], started, finished, (result or {})["wall_seconds"])
+            for parameters, started, finished, result in runs.filter(status="succeeded")
+            .values_list("parameters", "started_at", "finished_at", "result")]
+    return wall, part_summary(rows), runs.exclude(status="succeeded").count()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--ordering-seeds", type=int, default=32)
+    ap.add_argument("--processes", type=int, default=2)
+    ap.add_argument("--baseline-runs", type=int, default=14,
+                    help="runs of each part simulated in this process")
+    ap.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/postgres")
+    ap.add_argument("--broker", default="redis://127.0.0.1:6379/13")
+    args = ap.parse_args()
+
+    url = fresh_postgres(args.database_url, "hxbench_reproduction")
+    data_dir = tempfile.mkdtemp(prefix="hxbench-")
+    env = {**os.environ, "DATABASE_URL": url, "CELERY_BROKER_URL": args.broker,
+           "DJANGO_SETTINGS_MODULE": "hxportal.settings.local", "HX_DATA_DIR": data_dir,
+           "PYTHONUNBUFFERED": "1"}
+    os.environ.update(env)
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env,
+                   check=True)
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from simulation import reproduction_preset
+
+    items = reproduction_preset.reproduction_configs(args.seeds, args.ordering_seeds)
+    print(f"reproduction sweep: {args.seeds} seeds, the orderings on {args.ordering_seeds}: "
+          f"{len(items)} runs; PostgreSQL + Redis, a prefork worker of {args.processes}",
+          flush=True)
+    wall, parts, failed = _sweep_round(args.seeds, args.ordering_seeds, args.processes, env,
+                                       Path(data_dir) / "worker.log")
+    baseline = _in_process(items, args.baseline_runs)
+    print(f"whole sweep: {wall:.1f} s wall, {failed} runs not succeeded")
+    _print(parts, baseline)
+
+
+def _print(parts: dict[str, dict[str, Any]], baseline: dict[str, float]) -> None:
+    print(f"{'part':<20} {'runs':>5} {'wall s':>8} {'worker s/run':>13} "
+          f"{'engine s/run':>13} {'in-process s/run':>17} {'portal / in-process':>20}")
+    for part in PARTS:
+        row = parts.get(part)
+        if row is None:
+            continue
+        print(f"{part:<20} {row['runs']:>5} {row['wall']:>8.1f} {row['worker_per_run']:>13.3f} "
+              f"{row['engine_per_run']:>13.3f} {baseline[part]:>17.3f} "
+              f"{row['worker_per_run'] / baseline[part]:>19.2f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()
