@@ -7,12 +7,13 @@ more on a short run. This starts the reproduction sweep through the service
 (``simulation.services.start_reproduction``) against PostgreSQL and Redis, lets a
 real prefork worker run it, and prints per part: the runs, the wall time from the
 part's first start to its last finish, the worker seconds per run (finished -
-started), the engine seconds per run (the runs' own ``wall_seconds``), and the same
-part's runs simulated in this process (an evenly spaced sample: the baseline,
-measured in the same invocation) with the ratio of the two per run.
+started) and the engine seconds per run (the runs' own ``wall_seconds``); then, for a
+random sample of each part's points (the same in every invocation), their worker
+seconds beside the same points simulated in this process (the baseline, measured in
+the same invocation) and the ratio of the two.
 
 Usage: python benchmarks/bench_reproduction_sweep.py [--seeds 1] [--ordering-seeds 32]
-       [--processes 2] [--baseline-runs 14]
+       [--processes 2] [--baseline-runs 20]
        [--database-url postgres://postgres@127.0.0.1:5432/postgres]
        [--broker redis://127.0.0.1:6379/13]
 """
@@ -20,7 +21,9 @@ Usage: python benchmarks/bench_reproduction_sweep.py [--seeds 1] [--ordering-see
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -37,43 +40,55 @@ ROOT = Path(__file__).resolve().parent.parent
 PARTS = ("table4", "escalation_min", "interference_static")
 
 
-def part_summary(rows: list[tuple[str, datetime, datetime, float]]) -> dict[str, dict]:
-    """Per part, from ``(part, started, finished, engine seconds)`` per finished run:
+def _key(point: dict) -> str:
+    return json.dumps(point, sort_keys=True)
+
+
+def part_summary(rows: list[tuple[dict, datetime, datetime, float]],
+                 baseline: dict[str, float] | None = None) -> dict[str, dict]:
+    """Per part, from ``(point, started, finished, engine seconds)`` per finished run:
     runs, wall from the first start to the last finish, worker and engine seconds per
-    run."""
+    run; with ``baseline`` (in-process seconds by point key), the worker seconds per
+    run of those same points and their in-process seconds (paired)."""
+    baseline = baseline or {}
     by_part: dict[str, list] = defaultdict(list)
-    for part, started, finished, engine in rows:
-        by_part[part].append((started, finished, engine))
+    for point, started, finished, engine in rows:
+        by_part[point["part"]].append((_key(point), started, finished, engine))
     out = {}
     for part, runs in by_part.items():
         n = len(runs)
+        paired = [((f - s).total_seconds(), baseline[k]) for k, s, f, _ in runs if k in baseline]
         out[part] = {"runs": n,
-                     "wall": (max(f for _, f, _ in runs) - min(s for s, _, _ in runs))
+                     "wall": (max(r[2] for r in runs) - min(r[1] for r in runs))
                      .total_seconds(),
-                     "worker_per_run": sum((f - s).total_seconds() for s, f, _ in runs) / n,
-                     "engine_per_run": sum(e for _, _, e in runs) / n}
+                     "worker_per_run": sum((f - s).total_seconds() for _, s, f, _ in runs) / n,
+                     "engine_per_run": sum(e for *_, e in runs) / n,
+                     "paired": len(paired),
+                     "paired_worker": sum(w for w, _ in paired) / len(paired) if paired else None,
+                     "paired_in_process": sum(b for _, b in paired) / len(paired)
+                     if paired else None}
     return out
 
 
 def _in_process(items: list[tuple[dict, dict]], per_part: int) -> dict[str, float]:
-    """Seconds per run of an evenly spaced sample of each part, simulated here."""
+    """Seconds of a random sample of each part's runs (the same for every invocation),
+    simulated here, by point key."""
     from simulation import services
 
     out = {}
     for part in PARTS:
-        configs = [config for point, config in items if point["part"] == part]
-        step = max(1, len(configs) // per_part)
-        sample = configs[::step][:per_part]
-        start = time.perf_counter()
-        for config in sample:
+        runs = [(point, config) for point, config in items if point["part"] == part]
+        for point, config in random.Random(0).sample(runs, min(per_part, len(runs))):
+            start = time.perf_counter()
             services.simulate_inline(config)
-        out[part] = (time.perf_counter() - start) / len(sample)
+            out[_key(point)] = time.perf_counter() - start
     return out
 
 
 def _sweep_round(seeds: int, ordering_seeds: int, processes: int, env: dict[str, str],
-                 log: Path) -> tuple[float, dict[str, dict], int]:
-    """Start the sweep, let a worker of ``processes`` run it; wall, parts, failures."""
+                 log: Path) -> tuple[float, list[tuple[dict, datetime, datetime, float]], int]:
+    """Start the sweep, let a worker of ``processes`` run it; its wall time, its runs'
+    ``(point, started, finished, engine seconds)`` and how many did not succeed."""
     from hxportal.celery import app
     from hxportal.models import TERMINAL_RUN_STATUSES
     from simulation import services
@@ -90,10 +105,10 @@ def _sweep_round(seeds: int, ordering_seeds: int, processes: int, env: dict[str,
     finally:
         stop_worker(proc)
     runs = SimulationRun.objects.filter(sweep=sweep)
-    rows = [(parameters["point"]["part"], started, finished, (result or {})["wall_seconds"])
+    rows = [(parameters["point"], started, finished, (result or {})["wall_seconds"])
             for parameters, started, finished, result in runs.filter(status="succeeded")
             .values_list("parameters", "started_at", "finished_at", "result")]
-    return wall, part_summary(rows), runs.exclude(status="succeeded").count()
+    return wall, rows, runs.exclude(status="succeeded").count()
 
 
 def main() -> None:
@@ -101,7 +116,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=1)
     ap.add_argument("--ordering-seeds", type=int, default=32)
     ap.add_argument("--processes", type=int, default=2)
-    ap.add_argument("--baseline-runs", type=int, default=14,
+    ap.add_argument("--baseline-runs", type=int, default=20,
                     help="runs of each part simulated in this process")
     ap.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/postgres")
     ap.add_argument("--broker", default="redis://127.0.0.1:6379/13")
@@ -122,26 +137,30 @@ def main() -> None:
     from simulation import reproduction_preset
 
     items = reproduction_preset.reproduction_configs(args.seeds, args.ordering_seeds)
-    print(f"reproduction sweep: {args.seeds} seeds, the orderings on {args.ordering_seeds}: "
+    print(f"reproduction sweep: {args.seeds} seed{'s' if args.seeds != 1 else ''}, the "
+          f"orderings on {args.ordering_seeds}: "
           f"{len(items)} runs; PostgreSQL + Redis, a prefork worker of {args.processes}",
           flush=True)
-    wall, parts, failed = _sweep_round(args.seeds, args.ordering_seeds, args.processes, env,
-                                       Path(data_dir) / "worker.log")
-    baseline = _in_process(items, args.baseline_runs)
+    wall, rows, failed = _sweep_round(args.seeds, args.ordering_seeds, args.processes, env,
+                                      Path(data_dir) / "worker.log")
+    parts = part_summary(rows, _in_process(items, args.baseline_runs))
     print(f"whole sweep: {wall:.1f} s wall, {failed} runs not succeeded")
-    _print(parts, baseline)
+    _print(parts)
 
 
-def _print(parts: dict[str, dict[str, Any]], baseline: dict[str, float]) -> None:
-    print(f"{'part':<20} {'runs':>5} {'wall s':>8} {'worker s/run':>13} "
-          f"{'engine s/run':>13} {'in-process s/run':>17} {'portal / in-process':>20}")
+def _print(parts: dict[str, dict[str, Any]]) -> None:
+    print(f"{'part':<20} {'runs':>5} {'wall s':>7} {'worker s/run':>12} {'engine s/run':>12}"
+          f" | {'sample':>6} {'worker s/run':>12} {'in-process':>10} {'ratio':>6}")
     for part in PARTS:
         row = parts.get(part)
         if row is None:
             continue
-        print(f"{part:<20} {row['runs']:>5} {row['wall']:>8.1f} {row['worker_per_run']:>13.3f} "
-              f"{row['engine_per_run']:>13.3f} {baseline[part]:>17.3f} "
-              f"{row['worker_per_run'] / baseline[part]:>19.2f}x", flush=True)
+        paired = (f"{row['paired']:>6} {row['paired_worker']:>12.3f} "
+                  f"{row['paired_in_process']:>10.3f} "
+                  f"{row['paired_worker'] / row['paired_in_process']:>5.2f}x"
+                  if row["paired"] else f"{0:>6}")
+        print(f"{part:<20} {row['runs']:>5} {row['wall']:>7.1f} {row['worker_per_run']:>12.3f} "
+              f"{row['engine_per_run']:>12.3f} | {paired}", flush=True)
 
 
 if __name__ == "__main__":
