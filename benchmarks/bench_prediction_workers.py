@@ -30,17 +30,10 @@ from __future__ import annotations
 import argparse
 import heapq
 import os
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
-from _databases import fresh_postgres
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_study_workers import _stop, _worker  # noqa: E402  (same folder)
+from _workers import add_service_arguments, portal_environment, start_worker, stop_worker
 
 PAPER_PROCESSES = (1, 2, 4, 8, 16, 64)
 
@@ -72,7 +65,7 @@ def _round(processes: int, admin, machine, node_count: int, env: dict[str, str],
     Recommendation.objects.all().delete()
     SimulationRun.objects.all().delete()  # no stored result to reuse between rounds
     app.control.purge()
-    proc = _worker(processes, env, log)
+    proc = start_worker(processes, env, log)
     try:
         start = time.monotonic()
         rec, _ = recommendations.request_recommendation(
@@ -88,7 +81,7 @@ def _round(processes: int, admin, machine, node_count: int, env: dict[str, str],
             time.sleep(0.2)
         wall = time.monotonic() - start
     finally:
-        _stop(proc)
+        stop_worker(proc)
     rec.refresh_from_db()
     per_run = {(p.policy, p.seed): float((p.result or {}).get("cpu_seconds") or 0.0)
                for p in predictions}
@@ -111,23 +104,11 @@ def main() -> None:
     ap.add_argument("--sides", default="8,8")
     ap.add_argument("--concentration", type=int, default=8)
     ap.add_argument("--node-count", type=int, default=64)
-    ap.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/postgres")
-    ap.add_argument("--broker", default="redis://127.0.0.1:6379/13")
+    add_service_arguments(ap)
     args = ap.parse_args()
 
-    url = fresh_postgres(args.database_url, "hxbench_predictions")
-    data_dir = tempfile.mkdtemp(prefix="hxbench-")
-    env = {**os.environ, "DATABASE_URL": url, "CELERY_BROKER_URL": args.broker,
-           "DJANGO_SETTINGS_MODULE": "hxportal.settings.local", "HX_DATA_DIR": data_dir,
-           "HX_CALIBRATE_AUTOMATICALLY": "0", "HX_PREDICTION_PROCESSES": "2",
-           "PYTHONUNBUFFERED": "1"}
-    os.environ.update(env)
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env,
-                   check=True)
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
+    env, data_dir = portal_environment(args, "hxbench_predictions", {
+        "HX_CALIBRATE_AUTOMATICALLY": "0", "HX_PREDICTION_PROCESSES": "2"})
     sides = [int(s) for s in args.sides.split(",")]
     nodes = args.concentration
     for s in sides:
@@ -141,7 +122,7 @@ def main() -> None:
     rows = []
     for processes in (int(p) for p in args.processes.split(",")):
         row = _round(processes, admin, machine, args.node_count, env,
-                     Path(data_dir) / f"worker-{processes}.log")
+                     data_dir / f"worker-{processes}.log")
         rows.append(row)
         one = next((r["wall"] for r in rows if r["processes"] == 1), None)
         speedup = f"{one / row['wall']:>8.2f}x" if one else f"{'-':>9}"

@@ -22,21 +22,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import subprocess
-import sys
-import tempfile
 import time
 from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from _databases import fresh_postgres
-from _workers import start_worker, stop_worker
+from _workers import add_service_arguments, portal_environment, start_worker, stop_worker
 
-ROOT = Path(__file__).resolve().parent.parent
 PARTS = ("table4", "escalation_min", "interference_static")
 
 
@@ -118,22 +112,10 @@ def main() -> None:
     ap.add_argument("--processes", type=int, default=2)
     ap.add_argument("--baseline-runs", type=int, default=20,
                     help="runs of each part simulated in this process")
-    ap.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/postgres")
-    ap.add_argument("--broker", default="redis://127.0.0.1:6379/13")
+    add_service_arguments(ap)
     args = ap.parse_args()
 
-    url = fresh_postgres(args.database_url, "hxbench_reproduction")
-    data_dir = tempfile.mkdtemp(prefix="hxbench-")
-    env = {**os.environ, "DATABASE_URL": url, "CELERY_BROKER_URL": args.broker,
-           "DJANGO_SETTINGS_MODULE": "hxportal.settings.local", "HX_DATA_DIR": data_dir,
-           "PYTHONUNBUFFERED": "1"}
-    os.environ.update(env)
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env,
-                   check=True)
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
+    env, data_dir = portal_environment(args, "hxbench_reproduction")
     from simulation import reproduction_preset
 
     items = reproduction_preset.reproduction_configs(args.seeds, args.ordering_seeds)
@@ -142,7 +124,7 @@ def main() -> None:
           f"{len(items)} runs; PostgreSQL + Redis, a prefork worker of {args.processes}",
           flush=True)
     wall, rows, failed = _sweep_round(args.seeds, args.ordering_seeds, args.processes, env,
-                                      Path(data_dir) / "worker.log")
+                                      data_dir / "worker.log")
     parts = part_summary(rows, _in_process(items, args.baseline_runs))
     print(f"whole sweep: {wall:.1f} s wall, {failed} runs not succeeded")
     _print(parts)

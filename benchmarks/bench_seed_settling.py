@@ -23,17 +23,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import sys
-import tempfile
 import time
-from pathlib import Path
 
-from _databases import fresh_postgres
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_study_workers import _stop, _worker  # noqa: E402  (same folder)
+from _workers import add_service_arguments, portal_environment, start_worker, stop_worker
 
 SIDES, CONCENTRATION, JOB_NODES = [8, 8], 8, 64
 
@@ -106,23 +98,11 @@ def main() -> None:
     ap.add_argument("--node-counts", default="64,128,192")
     ap.add_argument("--loads", default="0.5,0.75")
     ap.add_argument("--max-seeds", default="2,6")
-    ap.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/postgres")
-    ap.add_argument("--broker", default="redis://127.0.0.1:6379/13")
+    add_service_arguments(ap)
     args = ap.parse_args()
 
-    url = fresh_postgres(args.database_url, "hxbench_settling")
-    data_dir = tempfile.mkdtemp(prefix="hxbench-")
-    env = {**os.environ, "DATABASE_URL": url, "CELERY_BROKER_URL": args.broker,
-           "DJANGO_SETTINGS_MODULE": "hxportal.settings.local", "HX_DATA_DIR": data_dir,
-           "HX_CALIBRATE_AUTOMATICALLY": "0", "HX_PREDICTION_PROCESSES": "2",
-           "PYTHONUNBUFFERED": "1"}
-    os.environ.update(env)
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env,
-                   check=True)
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
+    env, data_dir = portal_environment(args, "hxbench_settling", {
+        "HX_CALIBRATE_AUTOMATICALLY": "0", "HX_PREDICTION_PROCESSES": "2"})
     from django.conf import settings
 
     from hxportal.celery import app
@@ -143,7 +123,7 @@ def main() -> None:
         Recommendation.objects.all().delete()
         SimulationRun.objects.all().delete()  # no stored result to reuse between rounds
         app.control.purge()
-        proc = _worker(2, worker_env, Path(data_dir) / f"worker-{max_seeds}.log")
+        proc = start_worker(2, worker_env, data_dir / f"worker-{max_seeds}.log")
         try:
             for load, (admin, machine) in machines.items():
                 for n in counts:
@@ -158,7 +138,7 @@ def main() -> None:
                         print(f"{'':>10} note: {row['note'][-240:]}", flush=True)
                     _drain(timeout=120)  # runs left at the deadline end first
         finally:
-            _stop(proc)
+            stop_worker(proc)
     print(f"load average at the end: {os.getloadavg()[0]:.2f}")
 
 

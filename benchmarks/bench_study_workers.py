@@ -16,17 +16,10 @@ Usage: python benchmarks/bench_study_workers.py [--runs 40] [--processes 1,2]
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
-from _databases import fresh_postgres
-from _workers import start_worker, stop_worker
-
-ROOT = Path(__file__).resolve().parent.parent
+from _workers import add_service_arguments, portal_environment, start_worker, stop_worker
 
 
 def _sample(runs: int) -> tuple[list[dict], int]:
@@ -66,22 +59,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=40)
     ap.add_argument("--processes", default="1,2")
-    ap.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/postgres")
-    ap.add_argument("--broker", default="redis://127.0.0.1:6379/13")
+    add_service_arguments(ap)
     args = ap.parse_args()
 
-    url = fresh_postgres(args.database_url, "hxbench_study")
-    data_dir = tempfile.mkdtemp(prefix="hxbench-")
-    env = {**os.environ, "DATABASE_URL": url, "CELERY_BROKER_URL": args.broker,
-           "DJANGO_SETTINGS_MODULE": "hxportal.settings.local", "HX_DATA_DIR": data_dir,
-           "PYTHONUNBUFFERED": "1"}
-    os.environ.update(env)
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env,
-                   check=True)
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
+    env, data_dir = portal_environment(args, "hxbench_study")
     configs, study_runs = _sample(args.runs)
     print(f"study preset: {study_runs} runs at the study's volume; sample of {len(configs)}, "
           f"evenly spaced; PostgreSQL + Redis, prefork worker")
@@ -89,7 +70,7 @@ def main() -> None:
           f"{'failed':>6}  full preset (extrapolated)", flush=True)
     rows = []
     for processes in (int(p) for p in args.processes.split(",")):
-        rows.append(_round(processes, configs, env, Path(data_dir) / f"worker-{processes}.log"))
+        rows.append(_round(processes, configs, env, data_dir / f"worker-{processes}.log"))
         _print(rows[-1], rows, len(configs), study_runs)
 
 
