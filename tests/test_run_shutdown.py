@@ -68,6 +68,18 @@ def wait_for_status(database: Path, pk: int, status: str, process, timeout: floa
         time.sleep(0.5)
 
 
+def wait_for_ready_workers(data: Path, process, timeout: float) -> None:
+    """Both workers of scripts/run.sh said "ready.": a stop signal that reaches a
+    Celery worker still starting can be lost (the script's kill after
+    HX_STOP_SECONDS is the answer to that; this test is about a running portal)."""
+    deadline = time.monotonic() + timeout
+    logs = [data / "worker.log", data / "worker-short.log"]
+    while not all(log.exists() and " ready." in log.read_text() for log in logs):
+        assert process.poll() is None, "scripts/run.sh ended early"
+        assert time.monotonic() < deadline, "the workers never said they were ready"
+        time.sleep(0.2)
+
+
 def test_sigterm_stops_every_process_promptly_and_requeues_the_running_task(tmp_path):
     data, port = tmp_path / "data", free_port()
     data.mkdir()
@@ -83,6 +95,7 @@ def test_sigterm_stops_every_process_promptly_and_requeues_the_running_task(tmp_
             capture_output=True, text=True, timeout=120, check=True)
         pk = int(shell.stdout.split("RUN")[-1])
         wait_for_status(data / "hxportal.sqlite3", pk, "running", script, timeout=300)
+        wait_for_ready_workers(data, script, timeout=120)
         started = time.monotonic()
         script.send_signal(signal.SIGTERM)
         while session_processes(script.pid) and time.monotonic() - started < BOUND + 10:
