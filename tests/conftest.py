@@ -29,40 +29,22 @@ def skip_or_fail(reason: str) -> None:
 
 #: pytest-django's fixtures through which a test reaches the database.
 DATABASE_FIXTURES = frozenset({"_django_db_helper", "django_db_setup", "live_server"})
-#: Where the database-free tests that ``make test`` runs on its zero-setup pass live:
-#: the simulation app's (the engine's checks and ``hx_simulate`` as a process, about
-#: 130 s of one core). The zero-setup pass was 5 min shorter than the PostgreSQL one
-#: (1,199 s against 1,506 s side by side, 2026-12-06), so this evens them out.
-SECOND_PASS_FOLDERS = ("tests/simulation/",)
-#: Markers that keep a test off the zero-setup pass.
-FIRST_PASS_ONLY_MARKERS = ("postgres", "browser")
-
-
-def runs_on_the_second_pass(nodeid: str, markers: set[str]) -> bool:
-    """Whether a database-free test runs on ``make test``'s zero-setup pass instead of
-    the first: one in :data:`SECOND_PASS_FOLDERS` that the second pass can run."""
-    return (nodeid.startswith(SECOND_PASS_FOLDERS)
-            and not markers.intersection(FIRST_PASS_ONLY_MARKERS))
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Mark ``database_free`` every test that cannot reach the database, and
-    ``second_pass`` those of them that run on the zero-setup pass.
+    """Mark ``database_free`` every test that cannot reach the database.
 
     pytest-django refuses database access to a test without one of its database
     fixtures or the ``django_db`` marker, so such a test runs the same on either
-    pass of ``make test``; ``scripts/test.sh`` runs it once, on the first pass unless
-    it is marked ``second_pass``. This runs before ``-m`` selects, so the markers
-    can be selected on.
+    pass of ``make test``; ``scripts/test.sh`` runs it on the zero-setup pass only
+    (unless it is marked ``postgres`` or ``browser``, which that pass leaves out). This
+    runs before ``-m`` selects, so the marker can be selected on.
     """
     for item in items:
         reaches = DATABASE_FIXTURES & set(getattr(item, "fixturenames", ()))
         if not reaches and item.get_closest_marker("django_db") is None:
             item.add_marker(pytest.mark.database_free)
-            markers = {marker.name for marker in item.iter_markers()}
-            if runs_on_the_second_pass(item.nodeid, markers):
-                item.add_marker(pytest.mark.second_pass)
 
 
 def pytest_runtest_setup(item):
