@@ -5,8 +5,8 @@
 # layer against a real local Slurm once, and the tests marked `processes` (make
 # run's and compose's servers started as processes; they bring their own
 # zero-setup database). A test that reaches no database runs on the zero-setup
-# pass only, which evens out the two passes' time. Outside CI a missing service skips its pass
-# or tests with a visible reason; in CI (CI=true) it fails.
+# pass only, which evens out the two passes' time. Outside CI a missing service
+# skips its pass or tests with a visible reason; in CI (CI=true) it fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
