@@ -802,7 +802,9 @@ SW_LINK = 3  # first cycle at which one of its links may start a packet
 SW_IN = 4  # packets in its input buffers
 SW_WATCH = 5  # union of its input ports' watch masks (``ip[., IP_WATCH]``)
 SW_INP = 6  # mask of its input ports holding packets (switches of <= 64 ports)
-SW_OUTP = 7  # mask of its output ports the link stage must look at (see there)
+# column 7 is not used: it held a mask of output ports that the link stage walked
+# until its branch-free pass over the wake-ups replaced it; it stays so that the
+# records, and the checkpoints of runs saved by earlier builds, keep their layout
 SW_VEVT = 8  # event count when its crossbar was last allocated (see the crossbar stage)
 N_SW = 9
 
@@ -1112,7 +1114,6 @@ def run_cycles(
                 _touch(uo, su, lu, pt, st, port_stamp, swst)
                 if link_wake[uo] > t:
                     link_wake[uo] = t
-                    swst[su, SW_OUTP] |= _bit(lu, pt)
                     if swst[su, SW_LINK] > t:
                         swst[su, SW_LINK] = t
         cwheel_n[b] = 0
@@ -1348,8 +1349,6 @@ def run_cycles(
                     continue
                 if out_port_n[g] == 0:
                     link_wake[g] = NEVER
-                    if not wide:
-                        swst[s, SW_OUTP] &= ~(np.int64(1) << lp)
                     continue
                 if link_busy[g] > t:
                     link_wake[g] = link_busy[g]
@@ -1581,7 +1580,6 @@ def run_cycles(
                     out_used[ovc] += 1
                     port_occ[go] += 1
                     out_port_n[go] += 1
-                    swst[s, SW_OUTP] |= _bit(olp, pt)
                     _touch(go, s, olp, pt, st, port_stamp, swst)
                     if link_wake[go] > t + rdel:
                         link_wake[go] = t + rdel
