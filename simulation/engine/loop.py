@@ -789,7 +789,8 @@ S_DROPPED = 9
 S_PHIT_HOPS = 10
 S_APPS_DONE = 11
 S_IN_NET = 12
-S_LAST_DELIV = 13
+# slot 13 is not used (it held the last delivery's cycle, which nothing read); it
+# stays so that the checkpoints of runs saved by earlier builds keep their layout
 S_CYCLE = 14
 S_EVT = 15  # event count: a change of an output port's occupancy or credits
 N_ST = 16
@@ -1135,7 +1136,6 @@ def run_cycles(
             a = pk[p, F_APP]
             st[S_DELIVERED] += 1
             st[S_IN_NET] -= 1
-            st[S_LAST_DELIV] = t
             lt = t - pk[p, F_GEN]
             app_stats[a, 2] += 1  # delivered packets
             if measured:
