@@ -11,6 +11,16 @@ on one filesystem, so a consumer sees a whole message or none, and two consumers
 never both take one (kombu's move to the system temporary folder copies across
 filesystems, which lets two take the same message).
 
+An exchange's bindings (which queues a message sent to it goes to) live in one
+small file per exchange in the control folder. kombu rewrites that file in place
+and truncates it before it takes its lock, so a worker binding at the same moment
+as another read an empty or half-overwritten table and stopped on a
+JSONDecodeError (CI, 2026-12-07: ``make run``'s two workers start together and
+both bind the remote-control exchange), and a sender reading it meanwhile failed
+to publish. Here the table is rewritten under a lock file that is never replaced,
+into a new file renamed over the old one, so a reader always sees a whole table
+and no writer loses another's binding.
+
 Consumers take messages in the order of their names. A name starts with the
 message's priority (0 first, as on Redis) and the wall-clock time in zero-padded
 nanoseconds: kombu's names start with unpadded milliseconds of the monotonic
@@ -25,7 +35,10 @@ import logging
 import os
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cached_property
+from pathlib import Path
 from queue import Empty
 
 from kombu.exceptions import ChannelError
@@ -113,6 +126,81 @@ class WholeMessageChannel(filesystem.Channel):
                 logger.warning("broker: removed %s, abandoned by a writer that died", name)
         except FileNotFoundError:
             pass  # renamed into place, or removed by another consumer
+
+
+    def get_table(self, exchange: str) -> list:
+        """The exchange's bindings; no lock needed, since a table file is only ever
+        replaced whole."""
+        file = self._exchange_file(exchange)
+        table = self._read_table(file)
+        if table is None:
+            raise ChannelError(f"The binding table {file} is not JSON; binding a queue "
+                               "to the exchange again sets it aside and starts a new one")
+        return [filesystem.exchange_queue_t(*binding) for binding in table]
+
+    def _queue_bind(self, exchange: str, routing_key: str, pattern: str,
+                    queue: str) -> None:
+        binding = filesystem.exchange_queue_t(routing_key or "", pattern or "", queue or "")
+        with self._locked_table(exchange) as (file, bindings):
+            if binding not in bindings:
+                self._write_table(file, [binding, *bindings])
+
+    def _delete(self, queue: str, exchange: str, routing_key: str, pattern: str,
+                *args, **kwargs) -> None:
+        """Empty the queue and take its binding out of the exchange's table."""
+        self._purge(queue)
+        binding = filesystem.exchange_queue_t(routing_key or "", pattern or "", queue or "")
+        with self._locked_table(exchange) as (file, bindings):
+            if binding in bindings:
+                self._write_table(file, [b for b in bindings if b != binding])
+
+    @contextmanager
+    def _locked_table(self, exchange: str) -> Iterator[tuple[Path, list]]:
+        """The exchange's table file and bindings, held under its lock file, so that
+        read, change and write are one step for every process binding at once."""
+        file = self._exchange_file(exchange)
+        self.control_folder.mkdir(parents=True, exist_ok=True)
+        try:
+            with open(file.with_name(f".{file.name}.lock"), "a") as lock_file:
+                filesystem.lock(lock_file, filesystem.LOCK_EX)
+                try:
+                    table = self._read_table(file)
+                    if table is None:
+                        os.replace(file, f"{file}.unreadable")
+                        logger.error("broker: binding table %s is not JSON; kept as "
+                                     "%s.unreadable and started again", file, file)
+                        table = []
+                    yield file, [filesystem.exchange_queue_t(*b) for b in table]
+                finally:
+                    filesystem.unlock(lock_file)
+        except OSError as exc:
+            raise ChannelError(f"Cannot update the binding table {file}") from exc
+
+    @staticmethod
+    def _read_table(file: Path) -> list | None:
+        """The table's JSON, ``[]`` when there is no file, ``None`` when it is not
+        JSON (what kombu's own transport could leave)."""
+        try:
+            text = file.read_bytes()
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise ChannelError(f"Cannot read the binding table {file}") from exc
+        try:
+            return loads(bytes_to_str(text))
+        except ValueError:
+            return None
+
+    def _write_table(self, file: Path, bindings: list) -> None:
+        """Write the table beside the old one and rename it into place: atomic, so a
+        reader never sees it half-written (a process killed between the two leaves
+        a small ``.partial`` file in the control folder, never read)."""
+        partial = file.with_name(f".{uuid.uuid4()}{PARTIAL_SUFFIX}")
+        try:
+            partial.write_bytes(str_to_bytes(dumps(bindings)))
+            os.replace(partial, file)
+        finally:
+            partial.unlink(missing_ok=True)
 
 
 class WholeMessageTransport(filesystem.Transport):

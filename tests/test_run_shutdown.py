@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # scripts/run.sh kills what is left after HX_STOP_SECONDS (15 s); a few more for that.
 BOUND = 20.0
 pytestmark = pytest.mark.processes
+LOGS = ("worker.log", "worker-short.log", "beat.log")
 
 ENQUEUE = """
 from simulation.presets import study_configs
@@ -60,10 +61,25 @@ def run_status(database: Path, pk: int) -> str | None:
     return row[0] if row else None
 
 
+def logs_tail(data: Path, lines: int = 40) -> str:
+    """The end of every log the script writes: what a failure here must show, since
+    the portal's processes run outside pytest's capture."""
+    parts = []
+    for log in [data.parent / "run.log", *(data / name for name in LOGS)]:
+        text = log.read_text(errors="replace") if log.exists() else "(no file)"
+        parts.append(f"--- {log.name}\n" + "\n".join(text.splitlines()[-lines:]))
+    return "\n".join(parts)
+
+
+def assert_still_running(process, data: Path) -> None:
+    assert process.poll() is None, (
+        f"scripts/run.sh ended early (exit {process.returncode})\n{logs_tail(data)}")
+
+
 def wait_for_status(database: Path, pk: int, status: str, process, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while run_status(database, pk) != status:
-        assert process.poll() is None, "scripts/run.sh ended early"
+        assert_still_running(process, database.parent)
         assert time.monotonic() < deadline, f"run {pk} never became {status}"
         time.sleep(0.5)
 
@@ -75,7 +91,7 @@ def wait_for_ready_workers(data: Path, process, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     logs = [data / "worker.log", data / "worker-short.log"]
     while not all(log.exists() and " ready." in log.read_text() for log in logs):
-        assert process.poll() is None, "scripts/run.sh ended early"
+        assert_still_running(process, data)
         assert time.monotonic() < deadline, "the workers never said they were ready"
         time.sleep(0.2)
 

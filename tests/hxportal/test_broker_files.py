@@ -16,7 +16,8 @@ import time
 import uuid
 
 import pytest
-from kombu import Connection
+from kombu import Connection, Exchange, Queue
+from kombu.exceptions import ChannelError
 
 from hxportal.broker import ABANDONED_AFTER_SECONDS, WholeMessageTransport
 
@@ -135,3 +136,57 @@ def test_messages_go_by_priority_then_in_the_order_sent_and_older_names_first(tm
             taken.append(message.payload["n"])
             message.ack()
     assert taken == [3, 2, 4, "untagged", 0, 1, 5]
+
+
+def _bind_at_once(root, queue: str, exchange: str, barrier, results) -> None:
+    """In another process: bind ``queue`` to a fanout exchange the moment every
+    other binder is ready too (what ``make run``'s workers do with remote control)."""
+    try:
+        with _connection(root) as conn:
+            channel = conn.channel()
+            barrier.wait(timeout=30)
+            Queue(queue, Exchange(exchange, type="fanout"), channel=channel).declare()
+        results.put(("ok", queue))
+    except Exception as exc:  # noqa: BLE001 - reported to the test, which fails on it
+        results.put(("error", repr(exc)))
+
+
+def test_processes_binding_one_exchange_at_once_never_fail_and_all_stay_bound(tmp_path):
+    """kombu's stock transport truncates the table before it locks it: over these
+    rounds some binders stop on a JSONDecodeError and the table loses bindings or is
+    left corrupt (checked by hand: 9-14 errors and 65-144 lost bindings in 60 rounds
+    of four). Here every round binds all four."""
+    context = multiprocessing.get_context("fork")
+    binders, rounds = 4, 30
+    for round_ in range(rounds):
+        root = tmp_path / f"round{round_}"
+        root.mkdir()
+        exchange = f"hx-fan-{round_}"
+        barrier, results = context.Barrier(binders), context.Queue()
+        processes = [context.Process(target=_bind_at_once,
+                                     args=(root, f"q{n}", exchange, barrier, results))
+                     for n in range(binders)]
+        for process in processes:
+            process.start()
+        outcomes = [results.get(timeout=60) for _ in processes]
+        for process in processes:
+            process.join(timeout=10)
+        assert all(outcome == "ok" for outcome, _ in outcomes), outcomes
+        with _connection(root) as conn:
+            bound = {binding.queue for binding in conn.default_channel.get_table(exchange)}
+        assert bound == {f"q{n}" for n in range(binders)}, f"round {round_}: {bound}"
+
+
+def test_an_unreadable_binding_table_fails_a_send_clearly_and_is_set_aside_by_a_bind(
+        tmp_path, caplog):
+    with _connection(tmp_path) as conn:
+        channel = conn.default_channel
+        table = tmp_path / "control" / "hx-fan.exchange"
+        table.write_bytes(b'[["", "", "q1"]]"", "q0"]]')  # stock kombu's overwrite
+        with pytest.raises(ChannelError, match="not JSON"):
+            channel.get_table("hx-fan")
+        with caplog.at_level(logging.ERROR, logger="hxportal.broker"):
+            Queue("q2", Exchange("hx-fan", type="fanout"), channel=channel).declare()
+        assert [b.queue for b in channel.get_table("hx-fan")] == ["q2"]
+    assert (tmp_path / "control" / "hx-fan.exchange.unreadable").exists()
+    assert "is not JSON" in caplog.text
