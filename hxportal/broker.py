@@ -14,11 +14,12 @@ filesystems, which lets two take the same message).
 An exchange's bindings (which queues a message sent to it goes to) live in one
 small file per exchange in the control folder. kombu rewrites that file in place
 and truncates it before it takes its lock, so a worker binding at the same moment
-as another read an empty or half-overwritten table and stopped on a
-JSONDecodeError (CI, 2026-12-07: ``make run``'s two workers start together and
-both bind the remote-control exchange), and a sender reading it meanwhile failed
-to publish. Here the table is rewritten under a lock file that is never replaced,
-into a new file renamed over the old one, so a reader always sees a whole table
+as another could read an empty or half-overwritten table and stop on a
+JSONDecodeError (``make run``'s two workers start together and both bind the
+remote-control exchange: the likely cause of a worker that ended at start in CI
+on 2026-12-07), and a corrupt table failed every later send to the exchange.
+Here the table is rewritten under a lock file that is never replaced, into a new
+file renamed over the old one, so a reader always sees a whole table
 and no writer loses another's binding.
 
 Consumers take messages in the order of their names. A name starts with the
@@ -127,7 +128,6 @@ class WholeMessageChannel(filesystem.Channel):
         except FileNotFoundError:
             pass  # renamed into place, or removed by another consumer
 
-
     def get_table(self, exchange: str) -> list:
         """The exchange's bindings; no lock needed, since a table file is only ever
         replaced whole."""
@@ -191,7 +191,8 @@ class WholeMessageChannel(filesystem.Channel):
         except ValueError:
             return None
 
-    def _write_table(self, file: Path, bindings: list) -> None:
+    @staticmethod
+    def _write_table(file: Path, bindings: list) -> None:
         """Write the table beside the old one and rename it into place: atomic, so a
         reader never sees it half-written (a process killed between the two leaves
         a small ``.partial`` file in the control folder, never read)."""
