@@ -9,7 +9,8 @@
 # (HX_WORKER_SHUTDOWN_GRACE, 3 s) to finish, then it is cancelled and its message
 # goes back to the broker (late acks), so the next start runs it again. A warm
 # shutdown (SIGTERM) would wait for the task, up to its hour-long time limit.
-# Whatever is still running after HX_STOP_SECONDS is killed.
+# Whatever is still running after HX_STOP_SECONDS is killed. If one process ends
+# by itself, the script names it and stops the others the same way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -68,7 +69,12 @@ bash scripts/web.sh &
 web=$!
 pids+=("$web")
 names[$web]="the web server"
-# Until one of them stops (or a signal arrives); then stop the others.
+# Until one of them stops (or a signal arrives); then say which and stop the others.
 status=0
-wait -n "${pids[@]}" || status=$?
+ended=
+wait -n -p ended "${pids[@]}" || status=$?
+if [ -n "$ended" ]; then
+  echo "${names[$ended]:-a process} (pid $ended) ended with status ${status};" \
+    "stopping the others (its log is in ${LOGS}/)" >&2
+fi
 exit "$status"

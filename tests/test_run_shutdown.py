@@ -132,3 +132,45 @@ def test_sigterm_stops_every_process_promptly_and_requeues_the_running_task(tmp_
         "the running simulation's message was not put back on the broker")
     # handed over (hxportal.handover): saved and queued again, not failed or left running
     assert run_status(data / "hxportal.sqlite3", pk) == "pending"
+
+
+def session_process_with(session: int, word: str) -> int | None:
+    """The process of ``session`` whose command line holds ``word``."""
+    for pid in session_processes(session):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if word.encode() in argv:
+            return pid
+    return None
+
+
+def test_a_process_that_dies_stops_the_rest_and_is_named(tmp_path):
+    """If one of make run's processes ends (here the short worker, killed), the
+    script says which one, with its status, and stops the others in the bound."""
+    data, port = tmp_path / "data", free_port()
+    data.mkdir()
+    env = {**zero_setup_env(data), "PORT": str(port)}
+    log = (tmp_path / "run.log").open("w")
+    script = subprocess.Popen(["bash", "scripts/run.sh"], cwd=ROOT, env=env, stdout=log,
+                              stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_until_serving(port, timeout=300, process=script)
+        wait_for_ready_workers(data, script, timeout=120)
+        short = session_process_with(script.pid, "short@%h")
+        assert short is not None, "no short worker in make run's session"
+        os.kill(short, signal.SIGKILL)
+        code = script.wait(timeout=BOUND + 10)
+        left = session_processes(script.pid)
+    finally:
+        for pid in session_processes(script.pid):
+            os.kill(pid, signal.SIGKILL)
+        if script.poll() is None:
+            script.kill()
+        script.wait(timeout=30)
+        log.close()
+    output = (tmp_path / "run.log").read_text()
+    assert code == 128 + signal.SIGKILL, (code, output[-2000:])
+    assert f"the short worker (pid {short}) ended with status {code}" in output, output[-2000:]
+    assert not left, (left, output[-2000:])
