@@ -18,6 +18,8 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -96,7 +98,11 @@ def wait_for_ready_workers(data: Path, process, timeout: float) -> None:
         time.sleep(0.2)
 
 
-def test_sigterm_stops_every_process_promptly_and_requeues_the_running_task(tmp_path):
+@contextmanager
+def make_run(tmp_path: Path) -> Iterator[tuple[subprocess.Popen, Path, dict[str, str]]]:
+    """scripts/run.sh started as ``make run`` starts it (zero-setup, in its own
+    session, output in ``run.log``) and serving; whatever of it is left at the end
+    is killed."""
     data, port = tmp_path / "data", free_port()
     data.mkdir()
     env = {**zero_setup_env(data), "PORT": str(port)}
@@ -105,6 +111,18 @@ def test_sigterm_stops_every_process_promptly_and_requeues_the_running_task(tmp_
                               stderr=subprocess.STDOUT, start_new_session=True)
     try:
         wait_until_serving(port, timeout=300, process=script)
+        yield script, data, env
+    finally:
+        for pid in session_processes(script.pid):
+            os.kill(pid, signal.SIGKILL)
+        if script.poll() is None:
+            script.kill()
+        script.wait(timeout=30)
+        log.close()
+
+
+def test_sigterm_stops_every_process_promptly_and_requeues_the_running_task(tmp_path):
+    with make_run(tmp_path) as (script, data, env):
         shell = subprocess.run(
             [sys.executable, "manage.py", "shell", "-c", ENQUEUE], cwd=ROOT,
             env={**env, "DJANGO_SETTINGS_MODULE": "hxportal.settings.local"},
@@ -119,11 +137,6 @@ def test_sigterm_stops_every_process_promptly_and_requeues_the_running_task(tmp_
             time.sleep(0.1)
         seconds = time.monotonic() - started
         left = session_processes(script.pid)
-    finally:
-        for pid in session_processes(script.pid):
-            os.kill(pid, signal.SIGKILL)
-        script.wait(timeout=30)
-        log.close()
     output = (tmp_path / "run.log").read_text()
     assert not left and seconds < BOUND, (seconds, left, output[-2000:])
     assert "killing" not in output, output[-2000:]  # the worker stopped by itself
@@ -149,27 +162,13 @@ def session_process_with(session: int, word: str) -> int | None:
 def test_a_process_that_dies_stops_the_rest_and_is_named(tmp_path):
     """If one of make run's processes ends (here the short worker, killed), the
     script says which one, with its status, and stops the others in the bound."""
-    data, port = tmp_path / "data", free_port()
-    data.mkdir()
-    env = {**zero_setup_env(data), "PORT": str(port)}
-    log = (tmp_path / "run.log").open("w")
-    script = subprocess.Popen(["bash", "scripts/run.sh"], cwd=ROOT, env=env, stdout=log,
-                              stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        wait_until_serving(port, timeout=300, process=script)
+    with make_run(tmp_path) as (script, data, _env):
         wait_for_ready_workers(data, script, timeout=120)
         short = session_process_with(script.pid, "short@%h")
         assert short is not None, "no short worker in make run's session"
         os.kill(short, signal.SIGKILL)
         code = script.wait(timeout=BOUND + 10)
         left = session_processes(script.pid)
-    finally:
-        for pid in session_processes(script.pid):
-            os.kill(pid, signal.SIGKILL)
-        if script.poll() is None:
-            script.kill()
-        script.wait(timeout=30)
-        log.close()
     output = (tmp_path / "run.log").read_text()
     assert code == 128 + signal.SIGKILL, (code, output[-2000:])
     assert f"the short worker (pid {short}) ended with status {code}" in output, output[-2000:]
