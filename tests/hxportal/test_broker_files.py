@@ -184,7 +184,7 @@ def test_an_unreadable_binding_table_fails_a_send_clearly_and_is_set_aside_by_a_
         table = tmp_path / "control" / "hx-fan.exchange"
         table.write_bytes(b'[["", "", "q1"]]"", "q0"]]')  # stock kombu's overwrite
         with pytest.raises(ChannelError, match="not JSON"):
-            channel.get_table("hx-fan")
+            conn.Producer(channel).publish({"n": 1}, exchange=Exchange("hx-fan", type="fanout"))
         with caplog.at_level(logging.ERROR, logger="hxportal.broker"):
             Queue("q2", Exchange("hx-fan", type="fanout"), channel=channel).declare()
         assert [b.queue for b in channel.get_table("hx-fan")] == ["q2"]
