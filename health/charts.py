@@ -37,7 +37,8 @@ def latest_time_histogram(state: health.MachineHealth) -> dict | None:
         "histogram", f"Latest {state.benchmark} time per node ({len(latest):,} nodes, "
                      f"{sum(abnormal):,} abnormal)",
         charts.axis(f"latest {state.benchmark} time", "s", scale="category"),
-        charts.axis("nodes", "count", scale="log" if sum(abnormal) else "linear"),
+        charts.axis("nodes", "count", scale="log" if sum(abnormal) else "linear",
+                    integer=True),
         labels, [charts.bars("normal", normal, colour=2),
                  charts.bars("abnormal", abnormal, role="bad")],
         stacked=True, vlines=lines, filename=f"{state.machine.name}-{state.benchmark}-times")
@@ -92,7 +93,7 @@ def spare_curves(r: dict, *, testid: str = "cost-curve", policy: str = "") -> di
     xs = [p["n_spare"] for p in r["curve"]]
     cost = [p["expected_cost"] for p in r["curve"]]
     times = [p["expected_time"] for p in r["curve"]]
-    x = charts.axis("N_spare", "nodes", zero=True)
+    x = charts.axis("N_spare", "nodes", zero=True, integer=True)
     suffix = f" ({policy})" if policy else ""
     out = {"cost": charts.xy_chart(
         testid, f"Expected cost E[C] against N_spare{suffix}", x,

@@ -44,14 +44,18 @@ def scale_for(values: Iterable[float | None], *, decades: float = LOG_DECADES) -
 
 
 def axis(label: str, unit: str, *, scale: str = "linear", zero: bool = False,
-         bounds: tuple[float, float] | None = None) -> dict:
+         bounds: tuple[float, float] | None = None, integer: bool = False) -> dict:
     """An axis; the unit is required (``"count"``, ``"s"``, ``"×"``, ``"nodes"``...).
     ``bounds``: a time axis spans exactly these values (a chosen range), not the data's
-    rounded out to whole steps; a value axis spans at least them."""
+    rounded out to whole steps; a value axis spans at least them. ``integer``: the
+    values are whole (spare nodes, copies), so no tick falls between two (a tick at
+    N_spare = 0.5 names nothing)."""
     if not unit:
         raise ValueError(f"axis {label!r} needs a unit")
     out = {"label": label, "unit": unit, "scale": scale, "zero": zero,
            "title": f"{label} ({unit})"}
+    if integer:
+        out["integer"] = True
     if bounds is not None:
         out["min"], out["max"] = float(bounds[0]), float(bounds[1])
     return out

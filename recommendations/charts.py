@@ -22,7 +22,7 @@ def recommendation_curve(rec: Recommendation) -> dict | None:
     return charts.xy_chart(
         "recommendation-curve",
         f"Expected node-time E[C] against N_spare ({best['policy']})",
-        charts.axis("N_spare", "nodes", zero=True),
+        charts.axis("N_spare", "nodes", zero=True, integer=True),
         charts.axis("E[C]", "node-s", scale=charts.scale_for(
             [*cost, as_is] if as_is else cost)),
         [charts.line("E[C]", xs, cost)],

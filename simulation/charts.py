@@ -78,7 +78,7 @@ def escalation_chart(series: dict[str, list[tuple[float, float]]]) -> dict | Non
     values = [y for pts in series.values() for _, y in pts]
     return charts.xy_chart(
         "escalation-chart", "Escalation: makespan against replicas",
-        charts.axis("replicas", "copies"),
+        charts.axis("replicas", "copies", integer=True),
         charts.axis("makespan", "cycles", scale=charts.scale_for(values)),
         [charts.line(label, [x for x, _ in sorted(pts)], [y for _, y in sorted(pts)],
                      colour=i, points=True) for i, (label, pts) in enumerate(series.items())],

@@ -103,6 +103,8 @@
       }
     } else {
       opts.ticks = { ...base.ticks, callback: (v) => number(v) };
+      // Whole values (spare nodes, copies): steps of whole numbers only.
+      if (axis.integer) opts.ticks.precision = 0;
       // A value axis with bounds: at least that span (data beyond it still shows), so
       // a small change is not drawn as a cliff.
       if (typeof axis.min === "number") opts.suggestedMin = axis.min;

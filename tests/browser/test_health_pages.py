@@ -66,6 +66,27 @@ def test_operator_inspects_health_and_drains_a_suspect(browser_page, login, mach
     assert not page.console_errors, page.console_errors
 
 
+REDRAW_SMALL_CURVE = """(f, keep) => {
+  const source = document.getElementById(f.dataset.chart);
+  const spec = JSON.parse(source.textContent);
+  if (!spec.x.integer) return null;
+  if (!keep) delete spec.x.integer;
+  spec.series.forEach(s => { s.points = s.points.slice(0, 5).map((p, i) => [i, p[1]]); });
+  spec.marks = [];
+  source.textContent = JSON.stringify(spec);
+  window.hx.renderCharts(f.parentElement);
+  return f.hxChart.scales.x.ticks.map(t => t.value);
+}"""
+
+
+def x_ticks_redrawn(figure, *, keep_integer: bool) -> list[float]:
+    """The x ticks of ``figure``'s chart drawn again from its own spec cut to
+    N_spare = 0..4, with or without the spec's whole-values flag."""
+    ticks = figure.evaluate(REDRAW_SMALL_CURVE, keep_integer)
+    assert ticks, "the spec's N_spare axis does not say its values are whole"
+    return ticks
+
+
 def test_viewer_uses_the_spare_calculator(browser_page, login, machine):
     page = login(browser_page, "vera", "viewer")
     page.click("nav >> text=Spares")
@@ -86,6 +107,11 @@ def test_viewer_uses_the_spare_calculator(browser_page, login, machine):
     labels = cost.evaluate("f => f.hxChart.data.datasets.map(d => d.label)")
     assert labels[0] == "E[C]" and any(x.startswith("As-is") for x in labels)
     assert any(x.startswith("optimum N_spare = 3") for x in labels)
+    # Whole spare nodes only. The page's own curve spans so many that Chart.js steps
+    # by whole numbers anyway; drawn again over N_spare = 0..4 (a small job's curve),
+    # its own steps are halves unless the axis says its values are whole.
+    assert all(float(v).is_integer() for v in x_ticks_redrawn(cost, keep_integer=True))
+    assert not all(float(v).is_integer() for v in x_ticks_redrawn(cost, keep_integer=False))
     shot(page, "spares")
     page.fill("input[name=p_abn]", "")
     page.click("text=Calculate")
