@@ -131,7 +131,7 @@ class BenchmarkUploadView(RoleRequiredMixin, ServiceFormView):
 
     def success_message(self, form: BenchmarkUploadForm, result: health.IngestResult) -> str:
         replaced = f", replacing {result.replaced:,}" if result.replaced else ""
-        return f"Stored {result.stored:,} benchmark times{replaced}."
+        return f"Stored {pluralize(result.stored, 'benchmark time')}{replaced}."
 
     def success_response(self, form: BenchmarkUploadForm, result: health.IngestResult):
         return self.render_to_response(self.get_context_data(

@@ -51,7 +51,7 @@ def test_upload_json_and_csv_file(client_for, job):
     assert client_for("operator").post("/benchmarks/upload/", {"text": body}).status_code == 200
     upload = SimpleUploadedFile("t.csv", csv_for(job, {node: 1.5}).encode(), "text/csv")
     response = client_for("operator").post("/benchmarks/upload/", {"file": upload})
-    assert response.status_code == 200 and "Stored 1 benchmark times" in response.content.decode()
+    assert response.status_code == 200 and "Stored 1 benchmark time." in response.content.decode()
     assert set(BenchmarkResult.objects.values_list("benchmark", flat=True)) == {"dgemm", "stream"}
 
 
