@@ -11,7 +11,7 @@ Spec shape (every key JSON)::
 
     {"testid", "title", "kind": "xy" | "bar", "filename",
      "x": {"label", "unit", "scale": "linear" | "log" | "time" | "category", "zero",
-           "min", "max" (optional: exact bounds)},
+           "min", "max" (optional: exact bounds), "integer" (optional: whole values)},
      "y": {...}, "categories": [...] (bar), "stacked": bool (bar),
      "series": [{"name", "style": "line" | "points" | "bar" | "band",
                  "points": [[x, y], ...] | [[x, low, high], ...] (band)
