@@ -16,12 +16,16 @@ def plural(noun: str) -> str:
 
     >>> plural("node"), plural("switch"), plural("whole switch"), plural("is")
     ('nodes', 'switches', 'whole switches', 'are')
+    >>> plural("policy"), plural("day"), plural("key")
+    ('policies', 'days', 'keys')
     """
     head, _, last = noun.rpartition(" ")
     if last in _IRREGULAR:
         word = _IRREGULAR[last]
     elif last.endswith(("s", "sh", "ch", "x")):
         word = last + "es"
+    elif len(last) > 1 and last.endswith("y") and last[-2] not in "aeiou":
+        word = last[:-1] + "ies"
     else:
         word = last + "s"
     return f"{head} {word}" if head else word

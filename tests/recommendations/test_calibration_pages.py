@@ -74,6 +74,7 @@ def test_reading_progress_curves_and_cancel(api, client_for, half):
     html = page.content.decode()
     assert page.status_code == 200 and 'data-poll-while="running"' in html
     assert 'data-testid="chart-calibration-all2all"' in html or "calibration-all2all" in html
+    assert "; 3 policies; seeds 0." in html
     assert "cancel-calibration" not in html  # viewers do not cancel
     listing = client_for("viewer").get("/recommendations/calibrations/").content.decode()
     assert f'data-calibration="{calibration.pk}"' in listing and "calibration-form" not in listing
@@ -83,6 +84,14 @@ def test_reading_progress_curves_and_cancel(api, client_for, half):
     assert cancelled["status"] == "ready" and cancelled["points_done"] == 3
     assert "data-poll" not in client_for("viewer").get(
         f"/recommendations/calibrations/{calibration.pk}/").content.decode()
+
+
+def test_the_grid_counts_a_single_policy_in_the_singular(api, client_for, half):
+    start = api("operator").post("/api/v1/calibrations/", {
+        "machine": "half", **SMALL_GRID, "policies": ["row"]}, format="json").json()
+    html = client_for("viewer").get(
+        f"/recommendations/calibrations/{start['id']}/").content.decode()
+    assert "; 1 policy; seeds 0." in html
 
 
 def test_the_start_page_is_for_operators(client_for, half):
